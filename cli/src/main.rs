@@ -1,0 +1,119 @@
+//! `copper`: the project's command-line program.
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use rules::{perft, Position, Variant};
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(name = "copper", version, about = "Self-play training and evaluation for shogi variants")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Which variant, with which rule options.
+#[derive(clap::Args, Clone)]
+struct VariantArgs {
+    /// A shipped variant (pocket-copper, shogi, hand-shogi, minishogi) or a variant file (.toml).
+    #[arg(long, short = 'v', default_value = "pocket-copper")]
+    variant: String,
+    /// A rule option as NAME=CHOICE (repeatable), e.g. --option start=both-in-hand.
+    #[arg(long = "option", short = 'o', value_parser = parse_option)]
+    options: Vec<(String, String)>,
+}
+
+fn parse_option(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
+        .ok_or_else(|| format!("option '{s}' must be NAME=CHOICE"))
+}
+
+impl VariantArgs {
+    fn load(&self) -> Result<&'static Variant> {
+        Ok(Variant::load(&self.variant, &self.options)?)
+    }
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Count the leaf nodes of the legal-move tree (with --divide, per first move).
+    Perft {
+        #[command(flatten)]
+        variant: VariantArgs,
+        /// Depth in plies.
+        depth: u32,
+        /// Position in SFEN (the variant's start position if omitted).
+        #[arg(long)]
+        sfen: Option<String>,
+        /// USI moves to play from the position first.
+        #[arg(long, num_args = 0.., value_delimiter = ' ')]
+        moves: Vec<String>,
+        /// Print the count below each legal move.
+        #[arg(long)]
+        divide: bool,
+    },
+    /// Describe a variant: pieces, options, start positions.
+    Variant {
+        #[command(flatten)]
+        variant: VariantArgs,
+    },
+}
+
+fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    if let Err(e) = run(Cli::parse()) {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Perft { variant, depth, sfen, moves, divide } => {
+            let v = variant.load()?;
+            let mut pos = match &sfen {
+                Some(s) => Position::from_sfen(v, s).with_context(|| format!("in --sfen \"{s}\""))?,
+                None => Position::start(v),
+            };
+            for m in moves.iter().filter(|m| !m.is_empty()) {
+                let mv = pos.parse_usi(m).with_context(|| format!("in --moves at position {}", pos.to_sfen()))?;
+                pos.play_unchecked(mv);
+            }
+            let t = Instant::now();
+            let nodes = if divide {
+                let mut total = 0;
+                for (m, n) in perft::divide(&pos, depth) {
+                    println!("{}: {}", pos.move_to_usi(m), n);
+                    total += n;
+                }
+                total
+            } else {
+                perft::perft(&pos, depth)
+            };
+            let secs = t.elapsed().as_secs_f64();
+            println!("nodes {nodes}");
+            eprintln!("time {secs:.3} s, {:.2} M nodes/s", nodes as f64 / secs / 1e6);
+        }
+        Command::Variant { variant } => {
+            let v = variant.load()?;
+            println!("{} ({}x{}), promotion zone {} ranks", v.title, v.geometry.files, v.geometry.ranks, v.promotion_zone[0].count() / v.geometry.files as u32);
+            println!("pieces:");
+            for k in v.kinds() {
+                let info = v.kind(k);
+                println!("  {:3} {}", info.token, info.name);
+            }
+            println!("options:");
+            for (name, choice) in &v.options {
+                let spec = &v.option_specs[name];
+                let choices: Vec<_> = spec.choices.keys().cloned().collect();
+                println!("  {name}={choice}  [{}]  {}", choices.join("|"), spec.description);
+            }
+            println!("start: {}", v.start_sfen);
+        }
+    }
+    Ok(())
+}

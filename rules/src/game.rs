@@ -1,0 +1,307 @@
+//! A game: a position plus its history, and the results that need history or rules
+//! beyond one position — repetition (fourfold; perpetual check loses), the flag win,
+//! pawn-drop mate losing, the 27-point declaration, no-capture and length limits —
+//! and Hand shogi's match of consecutive hands.
+
+use crate::moves::{Move, MoveKind, MoveList};
+use crate::piece::DropMate;
+use crate::position::Position;
+use crate::usi::MoveError;
+use crate::variant::Declaration;
+use crate::Color;
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
+pub enum Outcome {
+    Win(Color),
+    Draw,
+}
+
+impl Outcome {
+    /// +1 win, 0 draw, −1 loss from `c`'s point of view.
+    pub fn value_for(self, c: Color) -> f32 {
+        match self {
+            Outcome::Win(w) if w == c => 1.0,
+            Outcome::Win(_) => -1.0,
+            Outcome::Draw => 0.0,
+        }
+    }
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
+pub enum TerminationReason {
+    /// The side to move is in check and has no legal move.
+    Checkmate,
+    /// The side to move is not in check and has no legal move (a loss in shogi).
+    NoLegalMoves,
+    /// A pawn drop gave checkmate where that loses for the dropper (Pocket Shogi Copper).
+    DropMate,
+    /// A king reached the opposing king's start square (Pocket Shogi Copper).
+    Flag,
+    /// Fourfold repetition where one side gave check with every move of the cycle.
+    PerpetualCheck,
+    /// Fourfold repetition.
+    Repetition,
+    /// The side to move met the 27-point declaration conditions (CSA rules).
+    Declaration,
+    /// The variant's plies-without-capture limit.
+    NoCapture,
+    /// The game's maximum length.
+    MaxPlies,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
+pub struct GameResult {
+    pub outcome: Outcome,
+    pub reason: TerminationReason,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Ply {
+    /// Key of the position after this ply.
+    key: u64,
+    gave_check: bool,
+    capture: bool,
+}
+
+/// A position with its history. Plays only legal moves; once the result is known no
+/// further move is accepted.
+#[derive(Clone, Debug)]
+pub struct Game {
+    start: Position,
+    position: Position,
+    moves: Vec<Move>,
+    plies: Vec<Ply>,
+    max_plies: u32,
+    result: Option<GameResult>,
+}
+
+impl Game {
+    /// A game from `start`, drawn after `max_plies` plies (the variant's default when `None`).
+    pub fn new(start: Position, max_plies: Option<u32>) -> Game {
+        let max_plies = max_plies.unwrap_or(start.variant().max_plies);
+        let mut g = Game { position: start.clone(), start, moves: Vec::new(), plies: Vec::new(), max_plies, result: None };
+        g.result = g.compute_result(None);
+        g
+    }
+
+    pub fn position(&self) -> &Position {
+        &self.position
+    }
+    pub fn start(&self) -> &Position {
+        &self.start
+    }
+    pub fn moves(&self) -> &[Move] {
+        &self.moves
+    }
+    pub fn ply(&self) -> usize {
+        self.moves.len()
+    }
+    pub fn max_plies(&self) -> u32 {
+        self.max_plies
+    }
+    pub fn result(&self) -> Option<GameResult> {
+        self.result
+    }
+    pub fn is_over(&self) -> bool {
+        self.result.is_some()
+    }
+
+    /// Legal moves, none once the game is over.
+    pub fn legal_moves(&self) -> MoveList {
+        if self.is_over() {
+            MoveList::new()
+        } else {
+            self.position.legal_moves()
+        }
+    }
+
+    /// Times the current position (board, hands, pockets, side) has occurred, this one included.
+    pub fn repetitions(&self) -> usize {
+        let key = self.position.key();
+        usize::from(self.start.key() == key) + self.plies.iter().filter(|p| p.key == key).count()
+    }
+
+    /// Plays a move after checking it is legal and the game is not over.
+    pub fn play(&mut self, m: Move) -> Result<(), MoveError> {
+        if self.is_over() || !self.position.is_legal(m) {
+            return Err(MoveError::Illegal { text: self.position.move_to_usi(m) });
+        }
+        self.play_unchecked(m);
+        Ok(())
+    }
+
+    /// Parses USI text and plays it.
+    pub fn play_usi(&mut self, text: &str) -> Result<Move, MoveError> {
+        if self.is_over() {
+            return Err(MoveError::Illegal { text: text.to_string() });
+        }
+        let m = self.position.parse_usi(text)?;
+        self.play_unchecked(m);
+        Ok(m)
+    }
+
+    /// Plays a move known to be legal in the current position of an unfinished game.
+    pub fn play_unchecked(&mut self, m: Move) {
+        let captured = self.position.play_unchecked(m);
+        let gave_check = self.position.in_check();
+        self.moves.push(m);
+        self.plies.push(Ply { key: self.position.key(), gave_check, capture: captured.is_some() });
+        self.result = self.compute_result(Some(m));
+    }
+
+    fn compute_result(&self, last: Option<Move>) -> Option<GameResult> {
+        let pos = &self.position;
+        let v = pos.variant();
+        let to_move = pos.side_to_move();
+        let mover = !to_move;
+        let win = |c, reason| Some(GameResult { outcome: Outcome::Win(c), reason });
+        let draw = |reason| Some(GameResult { outcome: Outcome::Draw, reason });
+        if last.is_some() && pos.flag_reached() {
+            return win(mover, TerminationReason::Flag);
+        }
+        if !pos.has_legal_move() {
+            let in_check = pos.in_check();
+            if let Some(m) = last {
+                let dropped = match m.kind() {
+                    MoveKind::Drop { kind, .. } | MoveKind::PocketDrop { kind, .. } => Some(kind),
+                    _ => None,
+                };
+                if in_check && dropped.is_some_and(|k| v.kind(k).drop_mate == DropMate::Loses) {
+                    return win(to_move, TerminationReason::DropMate);
+                }
+            }
+            return win(mover, if in_check { TerminationReason::Checkmate } else { TerminationReason::NoLegalMoves });
+        }
+        if v.declaration == Declaration::Csa27 && declaration_allowed(pos) {
+            return win(to_move, TerminationReason::Declaration);
+        }
+        if let Some(r) = self.repetition_result() {
+            return Some(r);
+        }
+        let n = v.no_capture_draw_plies as usize;
+        if n > 0 && self.plies.len() >= n && self.plies[self.plies.len() - n..].iter().all(|p| !p.capture) {
+            return draw(TerminationReason::NoCapture);
+        }
+        if self.plies.len() >= self.max_plies as usize {
+            return draw(TerminationReason::MaxPlies);
+        }
+        None
+    }
+
+    /// Fourfold repetition. The span judged for perpetual check runs from the first of
+    /// the four occurrences to now: a side that gave check with every one of its moves
+    /// in it loses.
+    fn repetition_result(&self) -> Option<GameResult> {
+        let key = self.position.key();
+        // Keys of positions 0..=n (position i is after ply i; 0 is the start).
+        let n = self.plies.len();
+        let key_at = |i: usize| if i == 0 { self.start.key() } else { self.plies[i - 1].key };
+        let occurrences: Vec<usize> = (0..=n).filter(|&i| key_at(i) == key).collect();
+        if occurrences.len() < 4 {
+            return None;
+        }
+        let first = occurrences[occurrences.len() - 4];
+        let mover = !self.position.side_to_move();
+        // Plies first+1..=n; ply i was made by the side to move in position i-1.
+        let mut all_checks = [true, true];
+        for i in first + 1..=n {
+            let side = if (n - i) % 2 == 0 { mover } else { !mover };
+            if !self.plies[i - 1].gave_check {
+                all_checks[side.index()] = false;
+            }
+        }
+        let loser = if all_checks[mover.index()] {
+            Some(mover)
+        } else if all_checks[(!mover).index()] {
+            Some(!mover)
+        } else {
+            None
+        };
+        Some(match loser {
+            Some(l) => GameResult { outcome: Outcome::Win(!l), reason: TerminationReason::PerpetualCheck },
+            None => GameResult { outcome: Outcome::Draw, reason: TerminationReason::Repetition },
+        })
+    }
+}
+
+/// CSA 27-point declaration for the side to move: king in the opponent's camp (its own
+/// promotion zone), not in check, at least ten other own pieces there, and points
+/// (rook and bishop forms 5, other pieces 1, counting pieces in the camp and in hand) of
+/// at least 28 for Black or 27 for White.
+pub fn declaration_allowed(pos: &Position) -> bool {
+    let v = pos.variant();
+    let us = pos.side_to_move();
+    let Some(k) = pos.king_square(us) else { return false };
+    let camp = v.promotion_zone[us.index()];
+    if !camp.has(k) || pos.in_check() {
+        return false;
+    }
+    let ours = pos.pieces(us) & camp & !crate::Bitboard::from_square(k);
+    if ours.count() < 10 {
+        return false;
+    }
+    let mut points: u32 = ours.map(|sq| v.kind(pos.piece_at(sq).unwrap().kind).declaration_points as u32).sum();
+    for &hk in &v.hand_kinds {
+        points += pos.hand_count(us, hk) as u32 * v.kind(hk).declaration_points as u32;
+    }
+    points >= if us == Color::Black { 28 } else { 27 }
+}
+
+/// Where a match of consecutive hands stands.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum MatchState {
+    /// Play on; the first player of the match has `first_player` as their colour next hand.
+    Next { first_player: Color },
+    /// Player 0 (the one who was Black in the first hand) or player 1 won.
+    Won { player: usize },
+    /// The hand limit was reached without a winner.
+    Drawn,
+}
+
+/// Hand shogi's match: won by the first player to win `needed` hands in a row; colours
+/// alternate every hand; a drawn hand breaks a streak; drawn after `max_hands` hands.
+#[derive(Clone, Debug)]
+pub struct HandMatch {
+    needed: u32,
+    max_hands: u32,
+    /// Winner of each hand by player index (None = drawn hand).
+    hands: Vec<Option<usize>>,
+}
+
+impl HandMatch {
+    pub fn new(needed: u32, max_hands: u32) -> HandMatch {
+        HandMatch { needed: needed.max(1), max_hands, hands: Vec::new() }
+    }
+
+    /// Colour of player 0 in hand `i` (0-based): Black in even hands.
+    pub fn color_of_player0(hand: usize) -> Color {
+        if hand % 2 == 0 { Color::Black } else { Color::White }
+    }
+
+    /// Records the result of the next hand.
+    pub fn record(&mut self, outcome: Outcome) {
+        let hand = self.hands.len();
+        let p0 = Self::color_of_player0(hand);
+        self.hands.push(match outcome {
+            Outcome::Win(c) => Some(if c == p0 { 0 } else { 1 }),
+            Outcome::Draw => None,
+        });
+    }
+
+    pub fn state(&self) -> MatchState {
+        if let Some(&Some(last)) = self.hands.last() {
+            let streak = self.hands.iter().rev().take_while(|h| **h == Some(last)).count();
+            if streak as u32 >= self.needed {
+                return MatchState::Won { player: last };
+            }
+        }
+        if self.hands.len() as u32 >= self.max_hands {
+            return MatchState::Drawn;
+        }
+        MatchState::Next { first_player: Self::color_of_player0(self.hands.len()) }
+    }
+
+    pub fn hands_played(&self) -> usize {
+        self.hands.len()
+    }
+}

@@ -1,0 +1,188 @@
+//! Legal move generation.
+//!
+//! Fully legal, not pseudo-legal: checkers and pins are found once per position with
+//! ray scans from the king, so only king moves need an attack test per move. The
+//! variant's data decides everything piece-specific: promotion zones and forced
+//! promotion, drop restrictions (dead squares, one-per-file, drops that must check,
+//! drop mate), pockets.
+
+use crate::moves::{Move, MoveList};
+use crate::piece::{DropMate, PieceKind};
+use crate::position::{Pins, Position};
+use crate::{Bitboard, Color, Square};
+
+impl Position {
+    /// All legal moves. A position whose game is already over (flag reached) still
+    /// lists its moves; [`crate::Game`] and [`crate::perft`] stop there.
+    pub fn legal_moves(&self) -> MoveList {
+        let mut list = MoveList::new();
+        self.generate_legal(&mut list);
+        list
+    }
+
+    /// Number of legal moves (the last ply of perft).
+    pub fn count_legal(&self) -> usize {
+        let mut list = MoveList::new();
+        self.generate_legal(&mut list);
+        list.len()
+    }
+
+    pub fn has_legal_move(&self) -> bool {
+        self.count_legal() > 0
+    }
+
+    /// Whether `m` is a legal move here.
+    pub fn is_legal(&self, m: Move) -> bool {
+        self.legal_moves().contains(&m)
+    }
+
+    /// Appends every legal move to `list`.
+    pub fn generate_legal(&self, list: &mut MoveList) {
+        let v = self.variant;
+        let us = self.side;
+        let own = self.by_color[us.index()];
+        let occ = self.occupied();
+        let empty = v.geometry.all & !occ;
+        let ksq = self.kings[us.index()];
+        let (checkers, pins) = match ksq {
+            Some(k) => self.checkers_and_pins(k),
+            None => (Bitboard::EMPTY, Pins::default()),
+        };
+        if let Some(k) = ksq {
+            self.generate_king_moves(k, list);
+        }
+        if checkers.more_than_one() {
+            return;
+        }
+        let in_check = checkers.any();
+        // Where a non-king move must land, and where a drop must go, to meet a check.
+        let (move_mask, drop_mask) = if in_check {
+            let c = checkers.lowest();
+            let between = v.geometry.between(ksq.unwrap(), c);
+            (between | checkers, between)
+        } else {
+            (v.geometry.all & !own, empty)
+        };
+        let may_pocket = v.pockets && !in_check && self.pockets[us.index()].is_none();
+
+        for k in v.kinds() {
+            let info = v.kind(k);
+            if info.royal {
+                continue;
+            }
+            let bb = self.by_kind[k.index()] & own;
+            if bb.is_empty() {
+                continue;
+            }
+            // One-per-file pieces (pawns, soldiers) may not move onto a file that already
+            // holds another of theirs.
+            let own_files = if info.one_per_file { v.geometry.files_of(bb) } else { Bitboard::EMPTY };
+            for from in bb {
+                let mut targets = self.attacks_from(us, k, from, occ) & move_mask;
+                let pinned = pins.pinned.has(from);
+                if pinned {
+                    targets &= pins.line(from);
+                }
+                if info.one_per_file {
+                    targets &= !(own_files & !v.geometry.file_of(from));
+                }
+                if targets.is_empty() {
+                    continue;
+                }
+                if may_pocket && !pinned {
+                    list.push(Move::pocket_in(from));
+                }
+                self.push_board_moves(us, k, from, targets, list);
+            }
+        }
+
+        for &k in &v.hand_kinds {
+            if self.hands[us.index()][k.index()] > 0 {
+                self.generate_drops(k, drop_mask, false, list);
+            }
+        }
+        if let Some(k) = self.pockets[us.index()] {
+            self.generate_drops(k, drop_mask, true, list);
+        }
+    }
+
+    #[inline(always)]
+    fn push_board_moves(&self, us: Color, k: PieceKind, from: Square, targets: Bitboard, list: &mut MoveList) {
+        let v = self.variant;
+        match v.kind(k).promotes_to {
+            None => {
+                for to in targets {
+                    list.push(Move::board(from, to, false));
+                }
+            }
+            Some(_) => {
+                let zone = v.promotion_zone[us.index()];
+                let promotable = if zone.has(from) { targets } else { targets & zone };
+                for to in targets & !v.tables(us, k).forced_promotion {
+                    list.push(Move::board(from, to, false));
+                }
+                for to in promotable {
+                    list.push(Move::board(from, to, true));
+                }
+            }
+        }
+    }
+
+    fn generate_king_moves(&self, ksq: Square, list: &mut MoveList) {
+        let v = self.variant;
+        let us = self.side;
+        let occ = self.occupied();
+        let targets = self.attacks_from(us, v.royal_kind, ksq, occ) & !self.by_color[us.index()];
+        let occ_without_king = occ ^ Bitboard::from_square(ksq);
+        for to in targets {
+            if self.attackers_to(to, !us, occ_without_king).is_empty() {
+                list.push(Move::board(ksq, to, false));
+            }
+        }
+    }
+
+    /// Drops of kind `k` from hand (or from the pocket) onto `mask`, with the variant's
+    /// drop restrictions.
+    fn generate_drops(&self, k: PieceKind, mask: Bitboard, from_pocket: bool, list: &mut MoveList) {
+        let v = self.variant;
+        let us = self.side;
+        let info = v.kind(k);
+        let t = v.tables(us, k);
+        let mut targets = mask & !t.no_drop;
+        if info.one_per_file {
+            targets &= !v.geometry.files_of(self.by_kind[k.index()] & self.by_color[us.index()]);
+        }
+        let enemy_king = self.kings[(!us).index()];
+        // Squares from which a piece of this kind would attack the enemy king.
+        let checking = match enemy_king {
+            Some(ek) if info.drop_only_with_check || info.drop_mate == DropMate::Illegal => {
+                self.attacks_from(!us, k, ek, self.occupied())
+            }
+            _ => Bitboard::EMPTY,
+        };
+        if info.drop_only_with_check {
+            targets &= checking;
+        }
+        let make = |to| if from_pocket { Move::pocket_drop(k, to) } else { Move::drop(k, to) };
+        if info.drop_mate == DropMate::Illegal {
+            for to in targets {
+                let m = make(to);
+                if checking.has(to) && self.drop_mates(m) {
+                    continue;
+                }
+                list.push(m);
+            }
+        } else {
+            for to in targets {
+                list.push(make(to));
+            }
+        }
+    }
+
+    /// Whether playing `m` leaves the opponent with no legal move.
+    pub(crate) fn drop_mates(&self, m: Move) -> bool {
+        let mut child = self.clone();
+        child.play_unchecked(m);
+        !child.has_legal_move()
+    }
+}
