@@ -29,4 +29,4 @@ pub use position::Position;
 pub use sfen::{piece_token, Setup, SfenError};
 pub use square::{Color, Geometry, Square};
 pub use usi::MoveError;
-pub use variant::{Declaration, KindInfo, Variant, VariantError, VariantSpec, BUILTIN};
+pub use variant::{builtin_source, Declaration, KindInfo, Variant, VariantError, VariantSpec, BUILTIN};

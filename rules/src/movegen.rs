@@ -44,9 +44,9 @@ impl Position {
         let occ = self.occupied();
         let empty = v.geometry.all & !occ;
         let ksq = self.kings[us.index()];
-        let (checkers, pins) = match ksq {
+        let (checkers, block, pins) = match ksq {
             Some(k) => self.checkers_and_pins(k),
-            None => (Bitboard::EMPTY, Pins::default()),
+            None => (Bitboard::EMPTY, Bitboard::EMPTY, Pins::default()),
         };
         if let Some(k) = ksq {
             self.generate_king_moves(k, list);
@@ -57,9 +57,7 @@ impl Position {
         let in_check = checkers.any();
         // Where a non-king move must land, and where a drop must go, to meet a check.
         let (move_mask, drop_mask) = if in_check {
-            let c = checkers.lowest();
-            let between = v.geometry.between(ksq.unwrap(), c);
-            (between | checkers, between)
+            (block | checkers, block)
         } else {
             (v.geometry.all & !own, empty)
         };

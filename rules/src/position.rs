@@ -304,8 +304,10 @@ impl Position {
         }
     }
 
-    /// Pieces giving check to the side to move, and that side's pinned pieces.
-    pub(crate) fn checkers_and_pins(&self, ksq: Square) -> (Bitboard, Pins) {
+    /// Pieces giving check to the side to move, the squares where a piece would block the
+    /// check (empty unless the only checker checks along a slide and not by a leap too),
+    /// and the side to move's pinned pieces.
+    pub(crate) fn checkers_and_pins(&self, ksq: Square) -> (Bitboard, Bitboard, Pins) {
         let v = self.variant;
         let us = self.side;
         let them = !us;
@@ -318,6 +320,7 @@ impl Position {
                 checkers |= v.tables(us, k).steps[ksq.index()] & bb;
             }
         }
+        let leaper_checkers = checkers;
         let mut pins = Pins::default();
         if v.has_sliders {
             for d in 0..8 {
@@ -335,7 +338,12 @@ impl Position {
                 }
             }
         }
-        (checkers, pins)
+        let block = if checkers.any() && !checkers.more_than_one() && !leaper_checkers.any() {
+            v.geometry.between(ksq, checkers.lowest())
+        } else {
+            Bitboard::EMPTY
+        };
+        (checkers, block, pins)
     }
 
     /// The side that just moved won by bringing its king to its flag square.

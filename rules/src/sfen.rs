@@ -173,7 +173,10 @@ impl Setup {
         for (i, p) in self.board.iter().enumerate() {
             let Some(p) = p else { continue };
             let sq = Square::new_unchecked(i as u8);
-            if v.tables(p.color, p.kind).forced_promotion.has(sq) {
+            // Dead: a square it must promote on arriving and may not be dropped on
+            // (a Copper dropped on its last rank can still step back, so it is alive).
+            let t = v.tables(p.color, p.kind);
+            if (t.forced_promotion & t.no_drop).has(sq) {
                 return Err(SfenError::DeadPiece {
                     color: p.color.name(),
                     piece: v.kind(p.kind).name.clone(),

@@ -174,7 +174,8 @@ pub struct Variant {
 /// Names of the shipped variants.
 pub const BUILTIN: [&str; 4] = ["pocket-copper", "shogi", "hand-shogi", "minishogi"];
 
-fn builtin_source(name: &str) -> Option<&'static str> {
+/// The definition text of a shipped variant.
+pub fn builtin_source(name: &str) -> Option<&'static str> {
     Some(match name {
         "pocket-copper" => include_str!("../variants/pocket-copper.toml"),
         "shogi" => include_str!("../variants/shogi.toml"),
