@@ -66,7 +66,7 @@ impl Setup {
     pub fn parse(v: &Variant, text: &str) -> Result<Setup, SfenError> {
         let fields: Vec<(usize, &str)> = split_fields(text);
         let max = if v.pockets { 5 } else { 4 };
-        if fields.len() < 3 || fields.len() > max {
+        if fields.len() < 3 || fields.len() > 5 {
             return Err(SfenError::FieldCount { found: fields.len(), max });
         }
         let g = &v.geometry;

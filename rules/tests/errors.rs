@@ -23,7 +23,7 @@ fn sfen_errors_say_what_and_where() {
     assert!(matches!(e("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSG+KGSNL b - 1"), SfenError::NotPromotable { .. }));
     assert!(matches!(e("4k4/9/9/9/9/9/P8/P8/4K4 b - 1"), SfenError::TwoOnFile { file: 9, .. }));
     assert!(matches!(e("P3k4/9/9/9/9/9/9/9/4K4 b - 1"), SfenError::DeadPiece { .. }));
-    assert!(matches!(e("4k4/9/9/9/9/9/9/9/4K3R b - 1"), SfenError::OpponentInCheck { .. }));
+    assert!(matches!(e("4k4/9/9/9/4R4/9/9/9/K8 b - 1"), SfenError::OpponentInCheck { .. }));
     assert!(matches!(e("4k4/9/9/9/9/9/9/9/3KK4 b - 1"), SfenError::TooManyKings { .. }));
     let pc = variant("pocket-copper");
     assert!(matches!(Position::from_sfen(pc, "4k4/9/9/9/9/9/9/9/4K4 b - 1 CG"), Err(SfenError::BadPocket { .. })));
