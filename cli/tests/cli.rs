@@ -1,0 +1,52 @@
+//! The command-line program as a user runs it.
+use std::process::Command;
+
+fn copper(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_copper")).args(args).output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn perft_counts_and_divides() {
+    let (ok, out, _) = copper(&["perft", "-v", "shogi", "3"]);
+    assert!(ok);
+    assert!(out.contains("nodes 25470"), "{out}");
+    let (ok, out, _) = copper(&["perft", "-v", "shogi", "2", "--divide", "--moves", "7g7f"]);
+    assert!(ok);
+    assert_eq!(out.lines().filter(|l| l.contains(": ")).count(), 30, "{out}");
+    // Fairy-Stockfish: `position startpos moves 7g7f`, `go perft 2` gives 1110.
+    assert!(out.contains("nodes 1110"), "perft 2 after 7g7f: {out}");
+}
+
+#[test]
+fn perft_takes_an_sfen_and_options() {
+    // No Copper anywhere: shogi's 30 moves plus a pocket move for each of the 16 pieces
+    // that have a board move (9 pawns, 2 lances, 2 silvers, 2 golds, the rook).
+    let (ok, out, _) = copper(&["perft", "-v", "pocket-copper", "-o", "start=no-copper", "1"]);
+    assert!(ok && out.contains("nodes 46"), "{out}");
+    let (ok, out, _) = copper(&["perft", "-v", "minishogi", "2", "--sfen", "rbsgk/4p/5/P4/KGSBR b - 1"]);
+    assert!(ok && out.contains("nodes 181"), "{out}");
+}
+
+#[test]
+fn malformed_input_is_reported_with_a_non_zero_exit() {
+    let (ok, _, err) = copper(&["perft", "-v", "shogi", "1", "--sfen", "lnsgkgsnl/1r5b1 b - 1"]);
+    assert!(!ok);
+    assert!(err.contains("error:") && err.contains("ranks"), "{err}");
+    let (ok, _, err) = copper(&["perft", "-v", "shogi", "1", "--moves", "7g7e"]);
+    assert!(!ok && err.contains("7g7e"), "{err}");
+    let (ok, _, err) = copper(&["perft", "-v", "chess", "1"]);
+    assert!(!ok && err.contains("chess"), "{err}");
+    let (ok, _, err) = copper(&["perft", "-v", "pocket-copper", "-o", "start=nowhere", "1"]);
+    assert!(!ok && err.contains("nowhere"), "{err}");
+    assert!(!err.contains("panicked"));
+}
+
+#[test]
+fn variant_command_lists_pieces_and_options() {
+    let (ok, out, _) = copper(&["variant", "-v", "pocket-copper"]);
+    assert!(ok);
+    for s in ["Copper", "Side Mover", "promoted-knight=tables", "start=seed", "both-in-hand"] {
+        assert!(out.contains(s), "{s} missing: {out}");
+    }
+}
