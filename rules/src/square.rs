@@ -234,6 +234,11 @@ impl Geometry {
         self.square_at(file as i8 - 1, (b[1] - b'a') as i8)
     }
 
+    /// (file delta, rank delta) of a direction index.
+    pub fn direction_vector(d: usize) -> (i8, i8) {
+        DIRECTIONS[d]
+    }
+
     /// Direction index from `from` toward `to` if they are aligned, with the distance.
     pub fn direction_to(&self, from: Square, to: Square) -> Option<(usize, u8)> {
         let (f0, r0) = self.coords(from);
