@@ -131,8 +131,12 @@ impl<G: SearchGame> Evaluator<G> for RolloutEvaluator {
 }
 
 /// Wraps an evaluator with a bounded cache keyed by [`SearchGame::key`] (first in, first
-/// out once `capacity` entries are held). Thread safe. A cached entry whose number of
-/// priors differs from the request's number of moves counts as a miss (a key collision).
+/// out once `capacity` entries are held). Thread safe (one mutex; the inner evaluator is
+/// called outside it, with the misses only). A cached entry whose number of priors
+/// differs from the request's number of moves counts as a miss (a key collision).
+/// For [`rules::Game`] the key is the position without history: wrap only evaluators
+/// whose answer depends on nothing else (a network fed repetition or history planes
+/// would need a key that covers them).
 pub struct CachedEvaluator<E> {
     inner: E,
     capacity: usize,

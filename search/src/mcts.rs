@@ -20,7 +20,7 @@
 //!   value
 //!   v_mix = (v̂ + ΣN · Σ_{b: N(b)>0} π(b) Q(b) / Σ_{b: N(b)>0} π(b)) / (1 + ΣN),
 //!   where ΣN = Σ_b N(b).
-//! - Normalisation ([`QNorm`]): q̂ = (q − min_b q(b)) / max(max_b q(b) − min_b q(b), ε)
+//! - Normalisation ([`QNorm`]): q̂ = (q − min_b q(b)) / max(max_b q(b) − min_b q(b), ε = 10⁻⁸)
 //!   over the completed Q-values of the node ([`QNorm::MinMax`], as in mctx), or
 //!   q̂ = (q + 1) / 2 ([`QNorm::Bounds`]).
 //! - σ(q̂(a)) = (c_visit + max_b N(b)) · c_scale · q̂(a), c_visit = 50, c_scale = 1.
@@ -36,7 +36,7 @@
 //!   the best ⌈r / 2⌉ by g(a) + logits(a) + σ(q̂(a)) remain. The move played is, among
 //!   the remaining actions with the most visits in this search, the argmax of
 //!   g(a) + logits(a) + σ(q̂(a)).
-//! - Below the root (deterministic selection, the paper's eq. 14):
+//! - Below the root (the paper's deterministic selection for non-root nodes):
 //!   argmax_a [ π'(a) − N(a) / (1 + ΣN) ].
 //!
 //! # PUCT ([`RootPolicy::Puct`])
@@ -70,9 +70,9 @@
 //! counts and values, as the new root; the arena is compacted. A new search then starts:
 //! fresh Gumbel noise and Sequential Halving schedule (or fresh Dirichlet noise) and a
 //! new budget of n simulations on top of the reused statistics. With Gumbel, the reused
-//! visits enter max_b N(b), completed Q and π' (allowed by the paper's analysis: any Q
-//! estimates give a policy improvement); the halving schedule counts only this search's
-//! visits.
+//! visits enter max_b N(b), completed Q and π' (the formulas take any Q estimates; the
+//! reused ones are simply better informed); the halving schedule counts only this
+//! search's visits.
 
 use crate::config::{Fpu, QNorm, RootPolicy, SearchConfig};
 use crate::eval::{EvalRequest, Evaluation, Evaluator};
