@@ -1,0 +1,63 @@
+//! The game interface the search needs, and its implementation for [`rules::Game`].
+
+use std::fmt::Debug;
+use std::hash::Hash;
+
+/// A two-player, turn-based game as the search sees it.
+///
+/// Values are always from the point of view of the side to move in the state they
+/// describe, in `[-1, 1]` (+1 win, 0 draw, −1 loss). Turns need not alternate: the tree
+/// compares [`SearchGame::to_move`] of parent and child to decide whether to negate.
+pub trait SearchGame: Clone {
+    type Move: Copy + Eq + Hash + Debug;
+
+    /// The player to move, 0 or 1.
+    fn to_move(&self) -> usize;
+    /// Legal moves in a fixed, deterministic order (evaluators align priors with it).
+    /// Empty exactly when [`SearchGame::terminal_value`] is `Some`.
+    fn legal_moves(&self) -> Vec<Self::Move>;
+    /// Plays a move from [`SearchGame::legal_moves`].
+    fn play(&mut self, m: Self::Move);
+    /// The exact value for the side to move when the game is over, else `None`.
+    fn terminal_value(&self) -> Option<f32>;
+    /// A hash of the state the evaluator sees (for caching evaluations).
+    fn key(&self) -> u64;
+    /// Human-readable move text, for logs.
+    fn move_text(&self, m: Self::Move) -> String {
+        format!("{m:?}")
+    }
+}
+
+/// A shogi-variant game with its history: repetition, perpetual check, the flag win,
+/// pawn-drop mate, declaration and the ply limit are all decided by [`rules::Game`], so
+/// they enter the tree as exact terminal values.
+///
+/// [`SearchGame::key`] is the position's Zobrist key (board, hands, pockets, side to
+/// move), without history: two paths to one position share cached evaluations.
+impl SearchGame for rules::Game {
+    type Move = rules::Move;
+
+    #[inline]
+    fn to_move(&self) -> usize {
+        self.position().side_to_move().index()
+    }
+    #[inline]
+    fn legal_moves(&self) -> Vec<rules::Move> {
+        rules::Game::legal_moves(self).to_vec()
+    }
+    #[inline]
+    fn play(&mut self, m: rules::Move) {
+        self.play_unchecked(m)
+    }
+    #[inline]
+    fn terminal_value(&self) -> Option<f32> {
+        self.result().map(|r| r.outcome.value_for(self.position().side_to_move()))
+    }
+    #[inline]
+    fn key(&self) -> u64 {
+        self.position().key()
+    }
+    fn move_text(&self, m: rules::Move) -> String {
+        self.position().move_to_usi(m)
+    }
+}

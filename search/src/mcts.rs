@@ -1,0 +1,987 @@
+//! Monte Carlo tree search with two root policies, batched and resumable.
+//!
+//! # References
+//! - **Gumbel AlphaZero**: I. Danihelka, A. Guez, J. Schrittwieser, D. Silver, "Policy
+//!   improvement by planning with Gumbel", ICLR 2022 (reference implementation: mctx,
+//!   `gumbel_muzero_policy`).
+//! - **PUCT**: D. Silver et al., "A general reinforcement learning algorithm that masters
+//!   chess, shogi, and Go through self-play", Science 362 (2018) (AlphaZero).
+//!
+//! # Notation
+//! At a node with legal actions a: π(a) the prior (evaluator), logits(a) = ln π(a),
+//! v̂ the evaluator's value of the node, N(a) the visit count of the edge, Q(a) the mean
+//! value of the simulations through the edge. Every value stored on an edge is from the
+//! point of view of the player to move at the edge's parent; a child whose mover differs
+//! contributes −v. Terminal nodes (and nodes proven by the solver, see below) have an
+//! exact value, which replaces Q(a) of the edge leading to them.
+//!
+//! # Gumbel AlphaZero ([`RootPolicy::Gumbel`])
+//! - Completed Q-values: completedQ(a) = Q(a) if N(a) > 0, else v_mix, with the mixed
+//!   value
+//!   v_mix = (v̂ + ΣN · Σ_{b: N(b)>0} π(b) Q(b) / Σ_{b: N(b)>0} π(b)) / (1 + ΣN),
+//!   where ΣN = Σ_b N(b).
+//! - Normalisation ([`QNorm`]): q̂ = (q − min_b q(b)) / max(max_b q(b) − min_b q(b), ε = 10⁻⁸)
+//!   over the completed Q-values of the node ([`QNorm::MinMax`], as in mctx), or
+//!   q̂ = (q + 1) / 2 ([`QNorm::Bounds`]).
+//! - σ(q̂(a)) = (c_visit + max_b N(b)) · c_scale · q̂(a), c_visit = 50, c_scale = 1.
+//! - Improved policy: π' = softmax(logits + σ(completedQ)) over ALL legal actions. It is
+//!   the training target at the root.
+//! - Root: sample g(a) ~ Gumbel(0, 1) (times `gumbel_scale`; 0 for evaluation play) and
+//!   keep the m = min(gumbel_m, #legal) actions with the largest g(a) + logits(a)
+//!   (Gumbel-top-k). Then Sequential Halving over the budget of n simulations in
+//!   ⌈log₂ m⌉ phases: in a phase with r remaining actions each is visited
+//!   max(1, ⌊n / (⌈log₂ m⌉ · r)⌋) times (round-robin); the last phase (r = 2) splits all
+//!   the budget left evenly, max(1, ⌊left / 2⌋) each (so no simulation is lost to
+//!   rounding; mctx likewise gives the leftover to the last two actions). After a phase
+//!   the best ⌈r / 2⌉ by g(a) + logits(a) + σ(q̂(a)) remain. The move played is, among
+//!   the remaining actions with the most visits in this search, the argmax of
+//!   g(a) + logits(a) + σ(q̂(a)).
+//! - Below the root (the paper's deterministic selection for non-root nodes):
+//!   argmax_a [ π'(a) − N(a) / (1 + ΣN) ].
+//!
+//! # PUCT ([`RootPolicy::Puct`])
+//! - Root noise: P'(a) = (1 − ε) π(a) + ε η(a), η ~ Dir(α) (ε = `dirichlet_fraction`).
+//! - Selection everywhere: argmax_a [ Q(a) + c_puct · P(a) · sqrt(ΣN) / (1 + N(a)) ] with
+//!   ΣN replaced by 1 while it is 0 (so the first visit follows the prior), and for an
+//!   unvisited action Q(a) = FPU ([`Fpu`]): an absolute value, or
+//!   Q(node) − r · sqrt(Σ_{b: N(b)>0} P(b)) with Q(node) = (v̂ + Σ_b N(b) Q(b)) / (1 + ΣN).
+//! - Target: N(a) / ΣN. Move: sampled with p(a) ∝ N(a)^(1/τ); τ = 0 plays the most
+//!   visited (ties: higher Q, then higher prior).
+//!
+//! # Solver (both policies, `solver = true`)
+//! A node with a child whose exact value is +1 for the node's mover is proven +1; a node
+//! whose children all have exact values is proven at their maximum. A simulation reaching
+//! a proven node below the root stops there and backs up the exact value (no evaluation).
+//! The move played overrides the root policy when the root is decided: the proven win
+//! with the fewest plies to the end (so a mate in one is played, not a slower win), or,
+//! when every move is proven, the best value (a loss as late as possible). Targets are
+//! unchanged.
+//!
+//! # Batching and resumption
+//! [`Search::next_leaf`] runs simulations until one needs an evaluation and returns it
+//! (terminal and proven leaves are backed up internally); [`Search::apply`] expands the
+//! leaf with the evaluation and backs its value up. At most one leaf is pending per
+//! search, so a worker keeps many searches (games) in flight and evaluates one leaf of
+//! each in one batched call ([`run_batched`]). Evaluating the root is not a simulation:
+//! the budget n counts visits of root actions.
+//!
+//! # Subtree reuse
+//! [`Search::advance`] plays a move and keeps the child's subtree, with all its visit
+//! counts and values, as the new root; the arena is compacted. A new search then starts:
+//! fresh Gumbel noise and Sequential Halving schedule (or fresh Dirichlet noise) and a
+//! new budget of n simulations on top of the reused statistics. With Gumbel, the reused
+//! visits enter max_b N(b), completed Q and π' (the formulas take any Q estimates; the
+//! reused ones are simply better informed); the halving schedule counts only this
+//! search's visits.
+
+use crate::config::{Fpu, QNorm, RootPolicy, SearchConfig};
+use crate::eval::{EvalRequest, Evaluation, Evaluator};
+use crate::game::SearchGame;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Gamma, Gumbel};
+
+/// The random generator of a search (Gumbel and Dirichlet noise, temperature sampling).
+pub type SearchRng = ChaCha8Rng;
+
+const NONE: u32 = u32::MAX;
+/// Logit of a zero prior.
+const MIN_PRIOR: f32 = 1e-30;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Expansion {
+    Unexpanded,
+    Pending,
+    Expanded,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    /// Children: edges `first..first + len` (contiguous in the arena).
+    first: u32,
+    len: u32,
+    to_move: u8,
+    expansion: Expansion,
+    /// v̂: the evaluator's value for the side to move here (terminal: the exact value).
+    raw_value: f32,
+    /// Exact value for the side to move here: terminal, or proven by the solver.
+    exact: Option<f32>,
+    /// With `exact`: plies to the end of the game along the proof (0 when terminal).
+    exact_plies: u16,
+}
+
+impl Node {
+    fn new(to_move: usize, terminal: Option<f32>) -> Node {
+        Node {
+            first: 0,
+            len: 0,
+            to_move: to_move as u8,
+            expansion: if terminal.is_some() { Expansion::Expanded } else { Expansion::Unexpanded },
+            raw_value: terminal.unwrap_or(0.0),
+            exact: terminal,
+            exact_plies: 0,
+        }
+    }
+    fn is_terminal(&self) -> bool {
+        self.len == 0 && self.exact.is_some()
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Edge<M> {
+    mv: M,
+    /// π(a), or P'(a) with Dirichlet noise at a PUCT root.
+    prior: f32,
+    /// logits(a) = ln π(a) (never noised).
+    logit: f32,
+    visits: u32,
+    /// Sum of the backed-up values, for the player to move at the parent.
+    value_sum: f64,
+    child: u32,
+}
+
+/// One phase of Sequential Halving: the actions it visits and how often each.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhaseRecord<M> {
+    pub actions: Vec<M>,
+    pub visits_per_action: u32,
+}
+
+#[derive(Clone, Debug)]
+struct Halving<M> {
+    /// g(a) per root edge (offset from the root's first edge), noise scale applied.
+    gumbel: Vec<f32>,
+    /// Root edge offsets still in the running, in visiting order.
+    remaining: Vec<u32>,
+    num_phases: u32,
+    per_action: u32,
+    round: u32,
+    cursor: usize,
+    /// Visits of each root edge in this search.
+    visits: Vec<u32>,
+    log: Vec<PhaseRecord<M>>,
+}
+
+impl<M> Halving<M> {
+    /// Visits per remaining action for a phase starting after `used` of `n` simulations.
+    fn per_action(&self, n: u32, used: u32) -> u32 {
+        let r = self.remaining.len() as u32;
+        let left = n.saturating_sub(used);
+        let k = match r {
+            0 | 1 => left,
+            2 => left / 2,
+            _ => n / (self.num_phases * r),
+        };
+        k.max(1)
+    }
+}
+
+struct Pending<M> {
+    node: u32,
+    moves: Vec<M>,
+}
+
+/// What a search says about its root.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchResult<M> {
+    /// The move to play (Sequential Halving winner, or by visit count and temperature);
+    /// `None` when the root is terminal.
+    pub chosen: Option<M>,
+    /// Training target over all legal root moves: π' (Gumbel) or N(a)/ΣN (PUCT).
+    pub policy: Vec<(M, f32)>,
+    /// Root value for the side to move: the exact value if known, else
+    /// (v̂ + Σ_a N(a) Q(a)) / (1 + ΣN).
+    pub value: f32,
+    /// Exact root value (terminal or proven).
+    pub exact: Option<f32>,
+    /// N(a), aligned with `policy` (statistics reused from earlier searches included).
+    pub visits: Vec<u32>,
+    /// Q(a) for the side to move at the root (exact where proven), `None` if unvisited.
+    pub q_values: Vec<Option<f32>>,
+    /// Priors used by the search (with Dirichlet noise at a PUCT root).
+    pub priors: Vec<f32>,
+    /// Simulations run by this search.
+    pub simulations: u32,
+}
+
+/// A resumable search from one root. See the module documentation.
+pub struct Search<G: SearchGame> {
+    root: G,
+    config: SearchConfig,
+    rng: SearchRng,
+    nodes: Vec<Node>,
+    edges: Vec<Edge<G::Move>>,
+    /// (node, edge) pairs from the root to the current leaf.
+    path: Vec<(u32, u32)>,
+    pending: Option<Pending<G::Move>>,
+    sims: u32,
+    prepared: bool,
+    halving: Option<Halving<G::Move>>,
+    done: bool,
+    chosen: Option<G::Move>,
+    scratch: Vec<f32>,
+}
+
+impl<G: SearchGame> Search<G> {
+    pub fn new(root: G, config: SearchConfig, rng: SearchRng) -> Search<G> {
+        let node = Node::new(root.to_move(), root.terminal_value());
+        Search {
+            root,
+            config,
+            rng,
+            nodes: vec![node],
+            edges: Vec::new(),
+            path: Vec::new(),
+            pending: None,
+            sims: 0,
+            prepared: false,
+            halving: None,
+            done: false,
+            chosen: None,
+            scratch: Vec::new(),
+        }
+    }
+
+    pub fn with_seed(root: G, config: SearchConfig, seed: u64) -> Search<G> {
+        Search::new(root, config, SearchRng::seed_from_u64(seed))
+    }
+
+    pub fn root(&self) -> &G {
+        &self.root
+    }
+    pub fn config(&self) -> &SearchConfig {
+        &self.config
+    }
+    /// Settings can be changed between searches (e.g. the temperature by move number);
+    /// a change of `simulations` during a search changes its budget.
+    pub fn config_mut(&mut self) -> &mut SearchConfig {
+        &mut self.config
+    }
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+    /// Simulations run by this search so far.
+    pub fn simulations_done(&self) -> u32 {
+        self.sims
+    }
+    /// Nodes and edges in the arena.
+    pub fn tree_size(&self) -> (usize, usize) {
+        (self.nodes.len(), self.edges.len())
+    }
+    /// Whether a leaf returned by [`Search::next_leaf`] awaits [`Search::apply`].
+    pub fn has_pending(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Sequential Halving phases started so far in this search (Gumbel).
+    pub fn gumbel_phases(&self) -> &[PhaseRecord<G::Move>] {
+        self.halving.as_ref().map_or(&[], |h| &h.log)
+    }
+
+    /// g(a) of every root move (scaled; Gumbel, once the root is prepared).
+    pub fn root_gumbel(&self) -> Option<Vec<(G::Move, f32)>> {
+        let h = self.halving.as_ref()?;
+        Some(self.root_edges().iter().zip(&h.gumbel).map(|(e, &g)| (e.mv, g)).collect())
+    }
+
+    /// Visit counts N(a) of the children of the node reached from the root by `path`
+    /// (`None` if that node is not in the tree or not expanded).
+    pub fn node_visits(&self, path: &[G::Move]) -> Option<Vec<(G::Move, u32)>> {
+        let mut node = 0u32;
+        for &m in path {
+            let e = self.children(node).iter().find(|e| e.mv == m)?;
+            if e.child == NONE {
+                return None;
+            }
+            node = e.child;
+        }
+        if self.nodes[node as usize].expansion != Expansion::Expanded {
+            return None;
+        }
+        Some(self.children(node).iter().map(|e| (e.mv, e.visits)).collect())
+    }
+
+    fn root_edges(&self) -> &[Edge<G::Move>] {
+        self.children(0)
+    }
+
+    #[inline]
+    fn children(&self, node: u32) -> &[Edge<G::Move>] {
+        let n = &self.nodes[node as usize];
+        &self.edges[n.first as usize..(n.first + n.len) as usize]
+    }
+
+    /// Runs simulations until a leaf needs an evaluation and returns it, or returns
+    /// `None` once the budget is spent (then [`Search::is_done`] holds). Terminal and
+    /// proven leaves are handled here. Panics if the previous leaf was not applied.
+    pub fn next_leaf(&mut self) -> Option<EvalRequest<G>> {
+        assert!(self.pending.is_none(), "next_leaf called before the pending leaf was applied");
+        loop {
+            if self.done {
+                return None;
+            }
+            let root = self.nodes[0];
+            if root.is_terminal() {
+                self.finish();
+                return None;
+            }
+            if root.expansion != Expansion::Expanded {
+                self.path.clear();
+                let state = self.root.clone();
+                if let Some(req) = self.request(0, state) {
+                    return Some(req);
+                }
+                continue;
+            }
+            if !self.prepared {
+                self.prepare_root();
+            }
+            if self.sims >= self.config.simulations {
+                self.finish();
+                return None;
+            }
+            if let Some(req) = self.simulate() {
+                return Some(req);
+            }
+        }
+    }
+
+    /// Expands the pending leaf with its evaluation and backs the value up.
+    pub fn apply(&mut self, eval: Evaluation) {
+        let p = self.pending.take().expect("apply called without a pending leaf");
+        assert_eq!(eval.priors.len(), p.moves.len(), "evaluation has {} priors for {} moves", eval.priors.len(), p.moves.len());
+        let mut sum = 0.0f64;
+        for &x in &eval.priors {
+            if x.is_finite() && x > 0.0 {
+                sum += x as f64;
+            }
+        }
+        let uniform = 1.0 / p.moves.len() as f32;
+        let first = self.edges.len() as u32;
+        self.edges.extend(p.moves.iter().zip(&eval.priors).map(|(&mv, &x)| {
+            let prior = if sum > 0.0 { if x.is_finite() && x > 0.0 { (x as f64 / sum) as f32 } else { 0.0 } } else { uniform };
+            Edge { mv, prior, logit: prior.max(MIN_PRIOR).ln(), visits: 0, value_sum: 0.0, child: NONE }
+        }));
+        let value = if eval.value.is_finite() { eval.value.clamp(-1.0, 1.0) } else { 0.0 };
+        let node = &mut self.nodes[p.node as usize];
+        node.first = first;
+        node.len = p.moves.len() as u32;
+        node.raw_value = value;
+        node.expansion = Expansion::Expanded;
+        if p.node != 0 {
+            self.backup(p.node, value);
+            if self.sims >= self.config.simulations {
+                self.finish();
+            }
+        }
+    }
+
+    /// Runs the search to the end, one leaf per evaluator call.
+    pub fn run<E: Evaluator<G> + ?Sized>(&mut self, evaluator: &E) -> SearchResult<G::Move> {
+        while let Some(req) = self.next_leaf() {
+            let eval = evaluator.evaluate(std::slice::from_ref(&req)).pop().expect("evaluator returned no result");
+            self.apply(eval);
+        }
+        self.result()
+    }
+
+    /// Plays `mv` (a legal root move) and keeps its subtree as the new root, then starts
+    /// a new search (fresh noise and budget). A pending leaf is dropped.
+    pub fn advance(&mut self, mv: G::Move) {
+        assert!(self.root.legal_moves().contains(&mv), "advance: {mv:?} is not a legal root move");
+        self.drop_pending();
+        let child = self.root_edges().iter().find(|e| e.mv == mv).map(|e| e.child).filter(|&c| c != NONE);
+        self.root.play(mv);
+        match child {
+            Some(c) => self.compact(c),
+            None => {
+                self.nodes.clear();
+                self.edges.clear();
+                self.nodes.push(Node::new(self.root.to_move(), self.root.terminal_value()));
+            }
+        }
+        self.reset();
+    }
+
+    /// Starts a new search on the same root, keeping the tree (fresh noise and budget).
+    pub fn restart(&mut self) {
+        self.drop_pending();
+        self.reset();
+    }
+
+    fn drop_pending(&mut self) {
+        if let Some(p) = self.pending.take() {
+            self.nodes[p.node as usize].expansion = Expansion::Unexpanded;
+        }
+    }
+
+    fn reset(&mut self) {
+        self.path.clear();
+        self.sims = 0;
+        self.prepared = false;
+        self.halving = None;
+        self.done = false;
+        self.chosen = None;
+    }
+
+    /// Rebuilds the arena with `new_root`'s subtree only (breadth first).
+    fn compact(&mut self, new_root: u32) {
+        let mut nodes = Vec::with_capacity(self.nodes.len());
+        let mut edges = Vec::with_capacity(self.edges.len());
+        nodes.push(self.nodes[new_root as usize]);
+        let mut queue = std::collections::VecDeque::new();
+        queue.push_back((new_root, 0u32));
+        while let Some((old, new)) = queue.pop_front() {
+            let first = edges.len() as u32;
+            for e in self.children(old) {
+                let mut e = *e;
+                if e.child != NONE {
+                    let idx = nodes.len() as u32;
+                    nodes.push(self.nodes[e.child as usize]);
+                    queue.push_back((e.child, idx));
+                    e.child = idx;
+                }
+                edges.push(e);
+            }
+            nodes[new as usize].first = first;
+        }
+        self.nodes = nodes;
+        self.edges = edges;
+    }
+
+    /// Asks for an evaluation of `node` (state `state`), or handles a state without moves.
+    fn request(&mut self, node: u32, state: G) -> Option<EvalRequest<G>> {
+        let moves = state.legal_moves();
+        if moves.is_empty() {
+            // Not terminal by the game's word yet without moves: treat as a draw.
+            let n = &mut self.nodes[node as usize];
+            n.exact = Some(0.0);
+            n.expansion = Expansion::Expanded;
+            if node != 0 {
+                self.backup(node, 0.0);
+            }
+            return None;
+        }
+        self.nodes[node as usize].expansion = Expansion::Pending;
+        self.pending = Some(Pending { node, moves: moves.clone() });
+        Some(EvalRequest { state, moves })
+    }
+
+    /// The root state played down the current path.
+    fn replay(&self) -> G {
+        let mut g = self.root.clone();
+        for &(_, e) in &self.path {
+            g.play(self.edges[e as usize].mv);
+        }
+        g
+    }
+
+    /// One simulation: returns a leaf to evaluate, or `None` if it ended at a terminal
+    /// or proven node (already backed up).
+    fn simulate(&mut self) -> Option<EvalRequest<G>> {
+        self.path.clear();
+        let mut node = 0u32;
+        loop {
+            let e = if node == 0 { self.select_root() } else { self.select_interior(node) };
+            self.path.push((node, e));
+            let child = self.edges[e as usize].child;
+            if child == NONE {
+                let state = self.replay();
+                let idx = self.nodes.len() as u32;
+                let terminal = state.terminal_value();
+                self.nodes.push(Node::new(state.to_move(), terminal));
+                self.edges[e as usize].child = idx;
+                return match terminal {
+                    Some(v) => {
+                        self.backup(idx, v);
+                        None
+                    }
+                    None => self.request(idx, state),
+                };
+            }
+            let n = self.nodes[child as usize];
+            if let Some(v) = n.exact {
+                self.backup(child, v);
+                return None;
+            }
+            match n.expansion {
+                Expansion::Expanded => node = child,
+                Expansion::Unexpanded => {
+                    let state = self.replay();
+                    return self.request(child, state);
+                }
+                Expansion::Pending => unreachable!("a pending node is reached only by its own simulation"),
+            }
+        }
+    }
+
+    /// Backs `value` (for the side to move at `leaf`) up the current path.
+    fn backup(&mut self, leaf: u32, value: f32) {
+        let mut v = value;
+        let mut child_to_move = self.nodes[leaf as usize].to_move;
+        let mut proven = self.config.solver && self.nodes[leaf as usize].exact.is_some();
+        for i in (0..self.path.len()).rev() {
+            let (parent, e) = self.path[i];
+            let pm = self.nodes[parent as usize].to_move;
+            if pm != child_to_move {
+                v = -v;
+            }
+            let edge = &mut self.edges[e as usize];
+            edge.visits += 1;
+            edge.value_sum += v as f64;
+            if proven {
+                proven = self.nodes[parent as usize].exact.is_none() && self.try_prove(parent);
+            }
+            child_to_move = pm;
+        }
+        self.sims += 1;
+    }
+
+    /// Marks `node` proven if its children decide it; returns whether it did.
+    fn try_prove(&mut self, node: u32) -> bool {
+        let n = self.nodes[node as usize];
+        if n.len == 0 {
+            return false;
+        }
+        match self.proven_best(node) {
+            Some((value, plies, _)) => {
+                let n = &mut self.nodes[node as usize];
+                n.exact = Some(value);
+                n.exact_plies = plies.saturating_add(1);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The best proven child of `node` if its children decide the node's value: a child
+    /// worth +1 for the node's mover (the fastest such win), or, when every child is
+    /// proven, the best value (the fastest win, else the slowest draw or loss). Returns
+    /// (value, plies of the child, child edge offset).
+    fn proven_best(&self, node: u32) -> Option<(f32, u16, usize)> {
+        let n = self.nodes[node as usize];
+        let mut win: Option<(u16, usize)> = None;
+        let mut best: Option<(f32, u16, usize)> = None;
+        let mut all = true;
+        for (i, e) in self.children(node).iter().enumerate() {
+            let Some(q) = self.exact_q(e, n.to_move) else {
+                all = false;
+                continue;
+            };
+            let plies = self.nodes[e.child as usize].exact_plies;
+            if q >= 1.0 {
+                if win.is_none_or(|(p, _)| plies < p) {
+                    win = Some((plies, i));
+                }
+            } else if best.is_none_or(|(v, p, _)| q > v || (q == v && plies > p)) {
+                best = Some((q, plies, i));
+            }
+        }
+        match (win, best) {
+            (Some((p, i)), _) => Some((1.0, p, i)),
+            (None, Some(b)) if all => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The exact value of an edge's child for the parent's mover, if known.
+    #[inline]
+    fn exact_q(&self, e: &Edge<G::Move>, parent_to_move: u8) -> Option<f32> {
+        if e.child == NONE {
+            return None;
+        }
+        let c = &self.nodes[e.child as usize];
+        c.exact.map(|x| if c.to_move == parent_to_move { x } else { -x })
+    }
+
+    /// Q(a) for the parent's mover: exact where known, the mean if visited.
+    #[inline]
+    fn q(&self, e: &Edge<G::Move>, parent_to_move: u8) -> Option<f32> {
+        if let Some(x) = self.exact_q(e, parent_to_move) {
+            return Some(x);
+        }
+        (e.visits > 0).then(|| (e.value_sum / e.visits as f64) as f32)
+    }
+
+    /// σ(q̂(completedQ(a))) for every child of `node`, written to `out`.
+    fn sigma_completed_q(&self, node: u32, out: &mut Vec<f32>) {
+        let n = self.nodes[node as usize];
+        let edges = self.children(node);
+        out.clear();
+        let (mut sum_n, mut max_n) = (0u64, 0u32);
+        let (mut sum_pq, mut sum_p) = (0.0f64, 0.0f64);
+        for e in edges {
+            sum_n += e.visits as u64;
+            max_n = max_n.max(e.visits);
+            if e.visits > 0 {
+                let q = self.q(e, n.to_move).unwrap();
+                let p = e.prior.max(f32::MIN_POSITIVE) as f64;
+                sum_p += p;
+                sum_pq += p * q as f64;
+                out.push(q);
+            } else {
+                out.push(f32::NAN);
+            }
+        }
+        let v_mix = if sum_p > 0.0 {
+            ((n.raw_value as f64 + sum_n as f64 * sum_pq / sum_p) / (1.0 + sum_n as f64)) as f32
+        } else {
+            n.raw_value
+        };
+        for q in out.iter_mut() {
+            if q.is_nan() {
+                *q = v_mix;
+            }
+        }
+        let scale = (self.config.c_visit + max_n as f32) * self.config.c_scale;
+        match self.config.q_norm {
+            QNorm::MinMax => {
+                let (lo, hi) = out.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &q| (lo.min(q), hi.max(q)));
+                let inv = 1.0 / (hi - lo).max(1e-8);
+                for q in out.iter_mut() {
+                    *q = scale * (*q - lo) * inv;
+                }
+            }
+            QNorm::Bounds => {
+                for q in out.iter_mut() {
+                    *q = scale * (*q + 1.0) * 0.5;
+                }
+            }
+        }
+    }
+
+    /// π' = softmax(logits + σ(completedQ)) over the children of `node`, into `out`.
+    fn improved_policy(&self, node: u32, out: &mut Vec<f32>) {
+        self.sigma_completed_q(node, out);
+        for (z, e) in out.iter_mut().zip(self.children(node)) {
+            *z += e.logit;
+        }
+        softmax_in_place(out);
+    }
+
+    fn select_root(&mut self) -> u32 {
+        match self.config.root_policy {
+            RootPolicy::Gumbel => self.select_root_gumbel(),
+            RootPolicy::Puct => self.select_puct(0, self.config.fpu_root),
+        }
+    }
+
+    fn select_interior(&mut self, node: u32) -> u32 {
+        match self.config.root_policy {
+            RootPolicy::Gumbel => self.select_gumbel_interior(node),
+            RootPolicy::Puct => self.select_puct(node, self.config.fpu),
+        }
+    }
+
+    /// argmax_a [ π'(a) − N(a) / (1 + ΣN) ].
+    fn select_gumbel_interior(&mut self, node: u32) -> u32 {
+        let mut pi = std::mem::take(&mut self.scratch);
+        self.improved_policy(node, &mut pi);
+        let edges = self.children(node);
+        let sum_n: u64 = edges.iter().map(|e| e.visits as u64).sum();
+        let inv = 1.0 / (1.0 + sum_n as f32);
+        let mut best = 0;
+        let mut best_score = f32::NEG_INFINITY;
+        for (i, (e, &p)) in edges.iter().zip(&pi).enumerate() {
+            let s = p - e.visits as f32 * inv;
+            if s > best_score {
+                best_score = s;
+                best = i;
+            }
+        }
+        self.scratch = pi;
+        self.nodes[node as usize].first + best as u32
+    }
+
+    /// argmax_a [ Q(a) + c_puct · P(a) · sqrt(ΣN) / (1 + N(a)) ], FPU for unvisited.
+    fn select_puct(&self, node: u32, fpu: Fpu) -> u32 {
+        let n = self.nodes[node as usize];
+        let edges = self.children(node);
+        let (mut sum_n, mut sum_v, mut visited_p) = (0u64, 0.0f64, 0.0f32);
+        for e in edges {
+            if e.visits > 0 {
+                sum_n += e.visits as u64;
+                sum_v += e.value_sum;
+                visited_p += e.prior;
+            }
+        }
+        let fpu_value = match fpu {
+            Fpu::Absolute(x) => x,
+            Fpu::Reduction(r) => ((n.raw_value as f64 + sum_v) / (1.0 + sum_n as f64)) as f32 - r * visited_p.sqrt(),
+        };
+        let c = self.config.c_puct * (sum_n.max(1) as f32).sqrt();
+        let mut best = 0;
+        let mut best_score = f32::NEG_INFINITY;
+        for (i, e) in edges.iter().enumerate() {
+            let q = self.q(e, n.to_move).unwrap_or(fpu_value);
+            let s = q + c * e.prior / (1.0 + e.visits as f32);
+            if s > best_score {
+                best_score = s;
+                best = i;
+            }
+        }
+        n.first + best as u32
+    }
+
+    /// g(a) + logits(a) + σ(q̂(a)) for every root edge.
+    fn root_scores(&self, gumbel: &[f32]) -> Vec<f32> {
+        let mut s = Vec::with_capacity(gumbel.len());
+        self.sigma_completed_q(0, &mut s);
+        for ((x, e), g) in s.iter_mut().zip(self.root_edges()).zip(gumbel) {
+            *x += g + e.logit;
+        }
+        s
+    }
+
+    fn select_root_gumbel(&mut self) -> u32 {
+        let h = self.halving.as_mut().expect("root prepared");
+        if h.cursor == h.remaining.len() {
+            h.cursor = 0;
+            h.round += 1;
+        }
+        if h.round >= h.per_action {
+            let mut h = self.halving.take().unwrap();
+            let scores = self.root_scores(&h.gumbel);
+            if h.remaining.len() > 1 {
+                h.remaining.sort_by(|&a, &b| scores[b as usize].total_cmp(&scores[a as usize]));
+                h.remaining.truncate(h.remaining.len().div_ceil(2));
+            }
+            h.round = 0;
+            h.cursor = 0;
+            h.per_action = h.per_action(self.config.simulations, self.sims);
+            let first = self.nodes[0].first as usize;
+            h.log.push(PhaseRecord {
+                actions: h.remaining.iter().map(|&a| self.edges[first + a as usize].mv).collect(),
+                visits_per_action: h.per_action,
+            });
+            self.halving = Some(h);
+        }
+        let h = self.halving.as_mut().unwrap();
+        let a = h.remaining[h.cursor];
+        h.cursor += 1;
+        h.visits[a as usize] += 1;
+        self.nodes[0].first + a
+    }
+
+    /// Root noise, Gumbel-top-k and the halving schedule, at the start of a search.
+    fn prepare_root(&mut self) {
+        self.prepared = true;
+        let root = self.nodes[0];
+        let k = root.len as usize;
+        let first = root.first as usize;
+        match self.config.root_policy {
+            RootPolicy::Gumbel => {
+                let scale = self.config.gumbel_scale;
+                let gumbel: Vec<f32> = if scale > 0.0 {
+                    let d = Gumbel::new(0.0f32, 1.0).unwrap();
+                    (0..k).map(|_| scale * d.sample(&mut self.rng)).collect()
+                } else {
+                    vec![0.0; k]
+                };
+                let m = self.config.gumbel_m.clamp(1, k);
+                let edges = &self.edges[first..first + k];
+                let mut order: Vec<u32> = (0..k as u32).collect();
+                let key = |a: u32| gumbel[a as usize] + edges[a as usize].logit;
+                order.sort_by(|&a, &b| key(b).total_cmp(&key(a)));
+                order.truncate(m);
+                let num_phases = if m > 1 { usize::BITS - (m - 1).leading_zeros() } else { 0 };
+                let mut h = Halving {
+                    gumbel,
+                    remaining: order,
+                    num_phases,
+                    per_action: 0,
+                    round: 0,
+                    cursor: 0,
+                    visits: vec![0; k],
+                    log: Vec::new(),
+                };
+                h.per_action = h.per_action(self.config.simulations, 0);
+                h.log.push(PhaseRecord {
+                    actions: h.remaining.iter().map(|&a| edges[a as usize].mv).collect(),
+                    visits_per_action: h.per_action,
+                });
+                self.halving = Some(h);
+            }
+            RootPolicy::Puct => {
+                // Noise always on the clean priors (exp of the logits), so a restarted
+                // root is not noised twice.
+                let eps = self.config.dirichlet_fraction;
+                let mut noise = Vec::new();
+                if eps > 0.0 && k > 1 {
+                    let d = Gamma::new(self.config.dirichlet_alpha.max(1e-3) as f64, 1.0).unwrap();
+                    noise = (0..k).map(|_| d.sample(&mut self.rng)).collect::<Vec<f64>>();
+                    let s: f64 = noise.iter().sum();
+                    if s > 0.0 && s.is_finite() {
+                        noise.iter_mut().for_each(|x| *x /= s);
+                    } else {
+                        noise = vec![1.0 / k as f64; k];
+                    }
+                }
+                for (i, e) in self.edges[first..first + k].iter_mut().enumerate() {
+                    let clean = if e.logit <= MIN_PRIOR.ln() { 0.0 } else { e.logit.exp() };
+                    e.prior = match noise.get(i) {
+                        Some(&eta) => (1.0 - eps) * clean + eps * eta as f32,
+                        None => clean,
+                    };
+                }
+            }
+        }
+    }
+
+    /// The move to play; `rng` samples with the temperature (PUCT), else greedy.
+    fn choose(&self, rng: Option<&mut SearchRng>) -> Option<G::Move> {
+        let root = self.nodes[0];
+        if root.len == 0 {
+            return None;
+        }
+        let edges = self.root_edges();
+        // Solver: a proven win is played at once (the fastest one); when every move is
+        // proven, the best (a loss as late as possible).
+        if self.config.solver {
+            if let Some((_, _, i)) = self.proven_best(0) {
+                return Some(edges[i].mv);
+            }
+        }
+        match self.config.root_policy {
+            RootPolicy::Gumbel => {
+                let h = self.halving.as_ref()?;
+                let scores = self.root_scores(&h.gumbel);
+                let most = h.remaining.iter().map(|&a| h.visits[a as usize]).max()?;
+                let best = h
+                    .remaining
+                    .iter()
+                    .copied()
+                    .filter(|&a| h.visits[a as usize] == most)
+                    .fold(None::<u32>, |b, a| match b {
+                        Some(b) if scores[b as usize] >= scores[a as usize] => Some(b),
+                        _ => Some(a),
+                    })?;
+                Some(edges[best as usize].mv)
+            }
+            RootPolicy::Puct => {
+                let total: u64 = edges.iter().map(|e| e.visits as u64).sum();
+                let greedy = || {
+                    let key = |e: &Edge<G::Move>| (e.visits, self.q(e, root.to_move).unwrap_or(f32::NEG_INFINITY), e.prior);
+                    let mut best = &edges[0];
+                    for e in &edges[1..] {
+                        let (a, b) = (key(e), key(best));
+                        if a.0 > b.0 || (a.0 == b.0 && (a.1 > b.1 || (a.1 == b.1 && a.2 > b.2))) {
+                            best = e;
+                        }
+                    }
+                    best.mv
+                };
+                let tau = self.config.temperature;
+                match rng {
+                    Some(rng) if tau > 0.0 && total > 0 => {
+                        let lmax = edges.iter().filter(|e| e.visits > 0).map(|e| (e.visits as f64).ln()).fold(f64::NEG_INFINITY, f64::max);
+                        let w: Vec<f64> = edges
+                            .iter()
+                            .map(|e| if e.visits == 0 { 0.0 } else { (((e.visits as f64).ln() - lmax) / tau as f64).exp() })
+                            .collect();
+                        let s: f64 = w.iter().sum();
+                        let mut x = rng.random::<f64>() * s;
+                        for (e, wi) in edges.iter().zip(&w) {
+                            if *wi > 0.0 {
+                                if x < *wi {
+                                    return Some(e.mv);
+                                }
+                                x -= wi;
+                            }
+                        }
+                        Some(edges.iter().rev().find(|e| e.visits > 0).unwrap().mv)
+                    }
+                    _ => Some(greedy()),
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        if self.done {
+            return;
+        }
+        let mut rng = self.rng.clone();
+        self.chosen = self.choose(Some(&mut rng));
+        self.rng = rng;
+        self.done = true;
+        if tracing::enabled!(tracing::Level::TRACE) {
+            let chosen = self.chosen.map(|m| self.root.move_text(m));
+            tracing::trace!(simulations = self.sims, nodes = self.nodes.len(), ?chosen, "search finished");
+        }
+    }
+
+    /// The root's statistics, target and move. Once the search is done the move is the
+    /// one chosen at the end (sampled with the temperature for PUCT); before, the greedy
+    /// choice from the statistics so far.
+    pub fn result(&self) -> SearchResult<G::Move> {
+        let root = self.nodes[0];
+        let edges = self.root_edges();
+        let sum_n: u64 = edges.iter().map(|e| e.visits as u64).sum();
+        let sum_v: f64 = edges.iter().map(|e| e.value_sum).sum();
+        let value = root.exact.unwrap_or(((root.raw_value as f64 + sum_v) / (1.0 + sum_n as f64)) as f32);
+        let mut target = Vec::new();
+        if !edges.is_empty() {
+            match self.config.root_policy {
+                RootPolicy::Gumbel => self.improved_policy(0, &mut target),
+                RootPolicy::Puct => {
+                    target = if sum_n > 0 {
+                        edges.iter().map(|e| (e.visits as f64 / sum_n as f64) as f32).collect()
+                    } else {
+                        edges.iter().map(|e| e.prior).collect()
+                    }
+                }
+            }
+        }
+        SearchResult {
+            chosen: if self.done { self.chosen } else { self.choose(None) },
+            policy: edges.iter().zip(&target).map(|(e, &p)| (e.mv, p)).collect(),
+            value,
+            exact: root.exact,
+            visits: edges.iter().map(|e| e.visits).collect(),
+            q_values: edges.iter().map(|e| self.q(e, root.to_move)).collect(),
+            priors: edges.iter().map(|e| e.prior).collect(),
+            simulations: self.sims,
+        }
+    }
+}
+
+fn softmax_in_place(z: &mut [f32]) {
+    let max = z.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sum = 0.0f32;
+    for x in z.iter_mut() {
+        *x = (*x - max).exp();
+        sum += *x;
+    }
+    let inv = 1.0 / sum;
+    for x in z.iter_mut() {
+        *x *= inv;
+    }
+}
+
+/// Drives many searches to the end together: each round takes one leaf from every
+/// search still running and evaluates them in ONE batched call. This is how a self-play
+/// worker keeps many games in flight (it would also play moves and start new searches
+/// between rounds; see the crate documentation).
+pub fn run_batched<G: SearchGame, E: Evaluator<G> + ?Sized>(searches: &mut [Search<G>], evaluator: &E) {
+    let mut batch = Vec::with_capacity(searches.len());
+    let mut owners = Vec::with_capacity(searches.len());
+    loop {
+        batch.clear();
+        owners.clear();
+        for (i, s) in searches.iter_mut().enumerate() {
+            if let Some(req) = s.next_leaf() {
+                batch.push(req);
+                owners.push(i);
+            }
+        }
+        if batch.is_empty() {
+            return;
+        }
+        let evals = evaluator.evaluate(&batch);
+        assert_eq!(evals.len(), batch.len(), "evaluator returned {} results for {} requests", evals.len(), batch.len());
+        for (&i, e) in owners.iter().zip(evals) {
+            searches[i].apply(e);
+        }
+    }
+}
