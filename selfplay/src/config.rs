@@ -1,0 +1,109 @@
+//! Self-play settings (the `[selfplay]` section of a run config).
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, thiserror::Error)]
+#[error("selfplay.{key}: {problem}")]
+pub struct ConfigError {
+    pub key: &'static str,
+    pub problem: String,
+}
+
+/// Every field is documented with its unit and range in `configs/default.toml`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SelfplayConfig {
+    /// Games per generation.
+    pub games: u32,
+    /// Games in flight per worker thread; their leaves form one network batch.
+    pub games_in_flight: u32,
+    /// Root policy: "gumbel" or "puct".
+    pub root_policy: String,
+    /// Simulations of a full search (moves that become policy targets).
+    pub simulations: u32,
+    /// Simulations of a fast search (playout-cap randomisation); equal to `simulations` to turn it off.
+    pub fast_simulations: u32,
+    /// Probability that a move gets the full search.
+    pub full_search_fraction: f32,
+    /// Gumbel: root actions sampled (m).
+    pub gumbel_m: u32,
+    /// Plies played with exploration noise (Gumbel noise / visit sampling); greedy after.
+    pub temperature_plies: u32,
+    /// Resign when the root value for the side to move stays below this for
+    /// `resign_consecutive` of its moves; -1 turns resignation off.
+    pub resign_threshold: f32,
+    pub resign_consecutive: u32,
+    /// Fraction of games where resignation is disabled, to measure how often it was wrong.
+    pub no_resign_fraction: f32,
+    /// Game length limit in plies (a draw).
+    pub max_plies: u32,
+    /// Start positions: names from the variant's start family, played in rotation;
+    /// empty = the variant's configured start.
+    pub starts: Vec<String>,
+    /// Entries of the evaluation cache per worker (0 = no cache).
+    pub cache_entries: usize,
+}
+
+impl Default for SelfplayConfig {
+    fn default() -> Self {
+        SelfplayConfig {
+            games: 64,
+            games_in_flight: 32,
+            root_policy: "gumbel".into(),
+            simulations: 32,
+            fast_simulations: 8,
+            full_search_fraction: 0.25,
+            gumbel_m: 16,
+            temperature_plies: 30,
+            resign_threshold: -0.95,
+            resign_consecutive: 3,
+            no_resign_fraction: 0.2,
+            max_plies: 320,
+            starts: Vec::new(),
+            cache_entries: 50_000,
+        }
+    }
+}
+
+impl SelfplayConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |key, problem: String| Err(ConfigError { key, problem });
+        if self.games == 0 {
+            return bad("games", "must be at least 1".into());
+        }
+        if !(1..=4096).contains(&self.games_in_flight) {
+            return bad("games_in_flight", format!("{} is outside 1..=4096", self.games_in_flight));
+        }
+        if !matches!(self.root_policy.as_str(), "gumbel" | "puct") {
+            return bad("root_policy", format!("'{}' is not gumbel or puct", self.root_policy));
+        }
+        if !(1..=100_000).contains(&self.simulations) {
+            return bad("simulations", format!("{} is outside 1..=100000", self.simulations));
+        }
+        if self.fast_simulations == 0 || self.fast_simulations > self.simulations {
+            return bad("fast_simulations", format!("{} must be 1..=simulations ({})", self.fast_simulations, self.simulations));
+        }
+        for (key, v) in [("full_search_fraction", self.full_search_fraction), ("no_resign_fraction", self.no_resign_fraction)] {
+            if !(0.0..=1.0).contains(&v) {
+                return bad(key, format!("{v} is outside 0..=1"));
+            }
+        }
+        if !(-1.0..=0.0).contains(&self.resign_threshold) {
+            return bad("resign_threshold", format!("{} is outside -1..=0", self.resign_threshold));
+        }
+        if self.gumbel_m < 2 {
+            return bad("gumbel_m", "must be at least 2".into());
+        }
+        if !(1..=65_535).contains(&self.max_plies) {
+            return bad("max_plies", format!("{} is outside 1..=65535", self.max_plies));
+        }
+        Ok(())
+    }
+
+    pub fn search_config(&self, full: bool) -> search::SearchConfig {
+        let n = if full { self.simulations } else { self.fast_simulations };
+        let mut c = if self.root_policy == "puct" { search::SearchConfig::puct(n) } else { search::SearchConfig::gumbel(n) };
+        c.gumbel_m = self.gumbel_m as usize;
+        c
+    }
+}

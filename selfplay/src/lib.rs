@@ -1,0 +1,11 @@
+//! Self-play: many games in flight per worker thread, the leaves of all of them evaluated
+//! in one batched call, training records written one shard per finished game (so a
+//! killed run loses no finished game).
+
+mod config;
+mod play;
+mod stats;
+
+pub use config::{SelfplayConfig, ConfigError};
+pub use play::{play_games, shard_path, GameEnd, EndReason, FinishedGame, SelfplayJob};
+pub use stats::{Stats, StatsSnapshot};

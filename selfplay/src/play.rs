@@ -1,0 +1,274 @@
+//! The self-play workers.
+
+use crate::{SelfplayConfig, Stats};
+use encoding::{ActionSpace, ACTION_VERSION, PLANES_VERSION};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use records::{write_shard, Record, RecordError, ShardHeader};
+use rules::{Color, Game, Outcome, Position, TerminationReason, Variant};
+use search::{EvalRequest, Evaluator, Search};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
+
+/// What self-play is asked to do.
+#[derive(Clone, Debug)]
+pub struct SelfplayJob {
+    pub variant: &'static Variant,
+    pub config: SelfplayConfig,
+    pub generation: u32,
+    /// One shard per finished game is written here, named after the game id.
+    pub out_dir: PathBuf,
+    /// Game ids to play (unique within the run; they seed each game's randomness).
+    pub game_ids: Vec<u64>,
+    pub threads: usize,
+    pub seed: u64,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    Rules(TerminationReason),
+    Resignation,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct GameEnd {
+    pub outcome: Outcome,
+    pub reason: EndReason,
+}
+
+/// Summary of a finished game (its records are in its shard).
+#[derive(Clone, Debug)]
+pub struct FinishedGame {
+    pub game_id: u64,
+    pub start: String,
+    pub plies: usize,
+    pub end: GameEnd,
+    pub shard: PathBuf,
+}
+
+/// Path of the shard of a game.
+pub fn shard_path(dir: &Path, game_id: u64) -> PathBuf {
+    dir.join(format!("game-{game_id:08}.shard"))
+}
+
+struct Slot {
+    search: Search<Game>,
+    game_id: u64,
+    start: String,
+    rng: ChaCha8Rng,
+    records: Vec<(Color, Record)>,
+    full: bool,
+    resign_allowed: bool,
+    low_streak: [u32; 2],
+    would_resign: Option<Color>,
+}
+
+/// Plays the job's games on `job.threads` worker threads, each keeping
+/// `games_in_flight` games going and sending their leaves to `evaluator` in one batch.
+pub fn play_games<E: Evaluator<Game>>(job: &SelfplayJob, evaluator: &E, stats: &Stats) -> Result<Vec<FinishedGame>, RecordError> {
+    let next = AtomicU64::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    let first_error = std::sync::Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..job.threads.max(1) {
+            scope.spawn(|| {
+                if let Err(e) = worker(job, evaluator, stats, &next, &results) {
+                    first_error.lock().unwrap().get_or_insert(e);
+                }
+            });
+        }
+    });
+    if let Some(e) = first_error.into_inner().unwrap() {
+        return Err(e);
+    }
+    let mut games = results.into_inner().unwrap();
+    games.sort_by_key(|g: &FinishedGame| g.game_id);
+    Ok(games)
+}
+
+fn start_of(job: &SelfplayJob, game_id: u64) -> (String, Position) {
+    let v = job.variant;
+    if job.config.starts.is_empty() {
+        let name = v.options.iter().find(|(n, _)| n == "start").map(|(_, c)| c.clone()).unwrap_or_else(|| "default".into());
+        return (name, Position::start(v));
+    }
+    let family = v.start_family();
+    let name = &job.config.starts[game_id as usize % job.config.starts.len()];
+    let sfen = family.iter().find(|(n, _)| n == name).map(|(_, s)| s.clone()).unwrap_or_else(|| v.start_sfen.clone());
+    (name.clone(), Position::from_sfen(v, &sfen).expect("start family positions are validated"))
+}
+
+fn new_slot(job: &SelfplayJob, game_id: u64) -> Slot {
+    let mut rng = ChaCha8Rng::seed_from_u64(job.seed ^ game_id.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let (start, pos) = start_of(job, game_id);
+    let game = Game::new(pos, Some(job.config.max_plies));
+    let full = rng.random::<f32>() < job.config.full_search_fraction;
+    let resign_allowed = rng.random::<f32>() >= job.config.no_resign_fraction;
+    let search = Search::with_seed(game, job.config.search_config(full), rng.random());
+    Slot { search, game_id, start, rng, records: Vec::new(), full, resign_allowed, low_streak: [0; 2], would_resign: None }
+}
+
+fn worker<E: Evaluator<Game>>(
+    job: &SelfplayJob,
+    evaluator: &E,
+    stats: &Stats,
+    next: &AtomicU64,
+    results: &std::sync::Mutex<Vec<FinishedGame>>,
+) -> Result<(), RecordError> {
+    let actions = ActionSpace::new(job.variant);
+    let claim = || {
+        let i = next.fetch_add(1, Relaxed) as usize;
+        job.game_ids.get(i).copied()
+    };
+    let mut slots: Vec<Slot> = Vec::new();
+    while slots.len() < job.config.games_in_flight as usize {
+        match claim() {
+            Some(id) => slots.push(new_slot(job, id)),
+            None => break,
+        }
+    }
+    let mut batch: Vec<EvalRequest<Game>> = Vec::new();
+    let mut owners: Vec<usize> = Vec::new();
+    while !slots.is_empty() {
+        batch.clear();
+        owners.clear();
+        for (i, s) in slots.iter_mut().enumerate() {
+            if let Some(req) = s.search.next_leaf() {
+                batch.push(req);
+                owners.push(i);
+            }
+        }
+        if !batch.is_empty() {
+            let t = Instant::now();
+            let evals = evaluator.evaluate(&batch);
+            stats.eval_nanos.fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+            stats.evaluations.fetch_add(batch.len() as u64, Relaxed);
+            stats.batches.fetch_add(1, Relaxed);
+            for (&i, e) in owners.iter().zip(evals) {
+                slots[i].search.apply(e);
+            }
+        }
+        let mut i = 0;
+        while i < slots.len() {
+            if slots[i].search.is_done() {
+                if let Some(end) = step(job, &actions, &mut slots[i], stats) {
+                    let slot = slots.swap_remove(i);
+                    let finished = finish(job, slot, end, stats)?;
+                    results.lock().unwrap().push(finished);
+                    if let Some(id) = claim() {
+                        slots.push(new_slot(job, id));
+                    }
+                    continue;
+                }
+            }
+            i += 1;
+        }
+    }
+    Ok(())
+}
+
+/// Records the finished search's move and plays it. Returns the game's end if it ended.
+fn step(job: &SelfplayJob, actions: &ActionSpace, slot: &mut Slot, stats: &Stats) -> Option<GameEnd> {
+    let cfg = &job.config;
+    let r = slot.search.result();
+    stats.simulations.fetch_add(r.simulations as u64, Relaxed);
+    let game = slot.search.root();
+    let Some(chosen) = r.chosen else {
+        return Some(rules_end(game));
+    };
+    let pos = game.position();
+    let side = pos.side_to_move();
+    let policy = if slot.full {
+        r.policy.iter().map(|&(m, p)| (actions.encode(side, m) as u32, p)).collect()
+    } else {
+        Vec::new()
+    };
+    slot.records.push((
+        side,
+        Record {
+            sfen: pos.to_sfen(),
+            repetitions: game.repetitions().min(255) as u8,
+            ply: game.ply() as u16,
+            max_plies: game.max_plies().min(65_535) as u16,
+            policy,
+            full_search: slot.full,
+            search_value: r.value,
+            result: 0,
+            start: slot.start.clone(),
+            game_id: slot.game_id,
+        },
+    ));
+    stats.positions.fetch_add(1, Relaxed);
+
+    // Resignation, or in no-resign games, noting who would have resigned.
+    if cfg.resign_threshold > -1.0 {
+        let streak = &mut slot.low_streak[side.index()];
+        *streak = if r.value < cfg.resign_threshold { *streak + 1 } else { 0 };
+        if *streak >= cfg.resign_consecutive.max(1) {
+            if slot.resign_allowed {
+                return Some(GameEnd { outcome: Outcome::Win(!side), reason: EndReason::Resignation });
+            }
+            slot.would_resign.get_or_insert(side);
+        }
+    }
+
+    // Next search: playout-cap randomisation and the exploration schedule.
+    let ply = game.ply() + 1;
+    slot.full = slot.rng.random::<f32>() < cfg.full_search_fraction;
+    let mut next_cfg = cfg.search_config(slot.full);
+    if ply as u32 >= cfg.temperature_plies {
+        next_cfg = next_cfg.for_evaluation();
+    }
+    *slot.search.config_mut() = next_cfg;
+    slot.search.advance(chosen);
+    let game = slot.search.root();
+    if game.is_over() {
+        return Some(rules_end(game));
+    }
+    None
+}
+
+fn rules_end(game: &Game) -> GameEnd {
+    let r = game.result().expect("a root without a chosen move is terminal");
+    GameEnd { outcome: r.outcome, reason: EndReason::Rules(r.reason) }
+}
+
+fn finish(job: &SelfplayJob, slot: Slot, end: GameEnd, stats: &Stats) -> Result<FinishedGame, RecordError> {
+    let plies = slot.search.root().ply();
+    let records: Vec<Record> = slot
+        .records
+        .into_iter()
+        .map(|(side, mut r)| {
+            r.result = end.outcome.value_for(side) as i8;
+            r
+        })
+        .collect();
+    let header = ShardHeader {
+        variant: job.variant.name.clone(),
+        options: job.variant.options.clone(),
+        planes_version: PLANES_VERSION,
+        action_version: ACTION_VERSION,
+        generation: job.generation,
+        games: 1,
+    };
+    let shard = shard_path(&job.out_dir, slot.game_id);
+    write_shard(&shard, &header, &records)?;
+    stats.games.fetch_add(1, Relaxed);
+    stats.plies.fetch_add(plies as u64, Relaxed);
+    match end.outcome {
+        Outcome::Win(Color::Black) => stats.black_wins.fetch_add(1, Relaxed),
+        Outcome::Win(Color::White) => stats.white_wins.fetch_add(1, Relaxed),
+        Outcome::Draw => stats.draws.fetch_add(1, Relaxed),
+    };
+    if end.reason == EndReason::Resignation {
+        stats.resignations.fetch_add(1, Relaxed);
+    }
+    if let Some(side) = slot.would_resign {
+        stats.would_resign.fetch_add(1, Relaxed);
+        if end.outcome != Outcome::Win(!side) {
+            stats.false_resign.fetch_add(1, Relaxed);
+        }
+    }
+    Ok(FinishedGame { game_id: slot.game_id, start: slot.start, plies, end, shard })
+}
