@@ -15,7 +15,6 @@ pub mod device;
 pub mod fold;
 pub mod infer;
 pub mod net;
-mod nhwc;
 pub mod store;
 pub mod tensor_util;
 pub mod train;

@@ -21,14 +21,6 @@ pub struct TrainConfig {
     pub weight_decay: f32,
     /// Weight of the value (WDL) loss relative to the policy loss.
     pub value_weight: f32,
-    /// Compute the forward pass channels-last ([`Net::forward_nhwc`]) instead of with
-    /// burn's conv2d ([`Net::forward`]); same function, different speed.
-    #[serde(default = "default_channels_last")]
-    pub channels_last: bool,
-}
-
-fn default_channels_last() -> bool {
-    false
 }
 
 impl Default for TrainConfig {
@@ -37,7 +29,6 @@ impl Default for TrainConfig {
             learning_rate: 1e-3,
             weight_decay: 1e-4,
             value_weight: 1.0,
-            channels_last: default_channels_last(),
         }
     }
 }
@@ -155,11 +146,7 @@ impl TrainStep {
             .legal_mask
             .map(|m| matrix(m, b, cfg.policy_len(), d));
 
-        let output = if self.config.channels_last {
-            net.forward_nhwc(input)
-        } else {
-            net.forward(input)
-        };
+        let output = net.forward(input);
         let l = losses(output, policy_target, value_target, mask, self.config.value_weight);
         let grads = GradientsParams::from_grads(l.total.backward(), &net);
         let net = self.optim.step(self.config.learning_rate, net, grads);
@@ -254,7 +241,6 @@ mod tests {
                 learning_rate: 1e-2,
                 weight_decay: 0.0,
                 value_weight: 1.0,
-                ..TrainConfig::default()
             },
             device,
         );

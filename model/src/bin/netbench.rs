@@ -135,14 +135,6 @@ fn main() {
                 });
                 report("burn", &size, "infer", batch, (batch * iters) as f64 / el);
             }
-            if has("burn_nhwc") {
-                let (iters, el) = timed(a.seconds, || {
-                    let x = model::tensor_util::input_tensor(&cfg, &input, batch, &device);
-                    let out = net.forward_nhwc(x);
-                    std::hint::black_box(out.value.into_data());
-                });
-                report("burn_nhwc", &size, "infer", batch, (batch * iters) as f64 / el);
-            }
             if has("folded") {
                 let mut policy = vec![0.0; batch * cfg.policy_len()];
                 let mut value = vec![0.0; batch * 3];
@@ -154,20 +146,11 @@ fn main() {
             }
         }
 
-        for (engine, channels_last) in [("train", false), ("train_nhwc", true)] {
-            if !has(engine) {
-                continue;
-            }
+        if has("train") {
             let b = a.train_batch;
             let tdev = cpu_train_device();
             let mut net = Some(Net::new(&cfg, &tdev).expect("config"));
-            let mut step = TrainStep::new(
-                TrainConfig {
-                    channels_last,
-                    ..TrainConfig::default()
-                },
-                tdev,
-            );
+            let mut step = TrainStep::new(TrainConfig::default(), tdev);
             let input = random_input(&mut rng, b * cfg.input_len());
             let pt = softmax_rows(&mut rng, b, cfg.policy_len());
             let vt = softmax_rows(&mut rng, b, 3);
@@ -183,8 +166,7 @@ fn main() {
                 std::hint::black_box(stats);
                 net = Some(n);
             });
-            let name = if channels_last { "burn_nhwc" } else { "burn" };
-            report(name, &size, "train", b, (b * iters) as f64 / el);
+            report("burn", &size, "train", b, (b * iters) as f64 / el);
         }
     }
 }
