@@ -21,11 +21,8 @@ use rayon::prelude::*;
 
 use crate::config::NetConfig;
 use crate::fold::{FoldedConv, FoldedDense, FoldedNet};
+use crate::kernels::{conv_all, matmul_acc, relu_in_place, sized, ConvWeights};
 use crate::net::Net;
-
-/// Output rows per im2col tile (`TILE_ROWS * 9 * C_in` floats). Measured on 6x64, 9x9:
-/// 128..648 all within noise, 96 slightly slower (more weight re-packing per product).
-const TILE_ROWS: usize = 256;
 /// Most images one thread runs through the network at once (4, 8, 16 within noise).
 const MAX_GROUP: usize = 8;
 
@@ -57,182 +54,18 @@ struct Scratch {
 
 thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
-    static COLS: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
 }
 
-fn sized(buf: &mut Vec<f32>, len: usize) -> &mut [f32] {
-    if buf.len() < len {
-        buf.resize(len, 0.0);
-    }
-    &mut buf[..len]
-}
-
-/// `dst[m, n] (+)= lhs[m, k] * rhs[k, n]`, all row-major with the given row strides.
-///
-/// # Safety
-/// Slices must cover the strided extents (checked by the callers' `debug_assert`s).
-#[allow(clippy::too_many_arguments)]
-fn matmul_acc(
-    m: usize,
-    n: usize,
-    k: usize,
-    dst: &mut [f32],
-    dst_rs: usize,
-    lhs: &[f32],
-    lhs_rs: usize,
-    rhs: &[f32],
-    rhs_rs: usize,
-) {
-    if m == 0 || n == 0 {
-        return;
-    }
-    assert!(dst.len() >= (m - 1) * dst_rs + n);
-    assert!(lhs.len() >= (m - 1) * lhs_rs + k);
-    assert!(rhs.len() >= (k - 1) * rhs_rs + n);
-    // SAFETY: bounds asserted above; dst does not alias lhs/rhs (distinct borrows).
-    unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            dst.as_mut_ptr(),
-            1,
-            dst_rs as isize,
-            true,
-            lhs.as_ptr(),
-            1,
-            lhs_rs as isize,
-            rhs.as_ptr(),
-            1,
-            rhs_rs as isize,
-            1.0,
-            1.0,
-            false,
-            false,
-            false,
-            gemm::Parallelism::None,
-        );
-    }
-}
-
-fn relu_in_place(x: &mut [f32]) {
-    for v in x {
-        *v = v.max(0.0);
-    }
-}
-
-/// Copies the 3x3 neighbourhoods of output rows `row0..row0 + rows` into `cols`
-/// (`[rows, 9 * c]`), zero outside the board. `input` holds whole images `[n * h * w, c]`.
-fn im2col3x3(input: &[f32], c: usize, h: usize, w: usize, row0: usize, rows: usize, cols: &mut [f32]) {
-    let squares = h * w;
-    let stride = 9 * c;
-    for r in 0..rows {
-        let row = row0 + r;
-        let image = row / squares;
-        let sq = row % squares;
-        let (y, x) = ((sq / w) as isize, (sq % w) as isize);
-        let base = image * squares;
-        let dst_row = &mut cols[r * stride..(r + 1) * stride];
-        for dy in -1..=1isize {
-            for dx in -1..=1isize {
-                let tap = ((dy + 1) * 3 + (dx + 1)) as usize;
-                let dst = &mut dst_row[tap * c..(tap + 1) * c];
-                let (yy, xx) = (y + dy, x + dx);
-                if yy < 0 || xx < 0 || yy >= h as isize || xx >= w as isize {
-                    dst.fill(0.0);
-                } else {
-                    let src = (base + yy as usize * w + xx as usize) * c;
-                    dst.copy_from_slice(&input[src..src + c]);
-                }
-            }
+impl FoldedConv {
+    fn view(&self) -> ConvWeights<'_> {
+        ConvWeights {
+            c_in: self.c_in,
+            c_out: self.c_out,
+            kernel: self.kernel,
+            weight: &self.weight,
+            bias: Some(&self.bias),
         }
     }
-}
-
-/// Output rows `row0..row0 + out.len() / c_out` of `conv` applied to `input` (whole images,
-/// channels-last), with bias, optional residual (`[rows, c_out]`, aligned with `out`) and
-/// optional ReLU.
-#[allow(clippy::too_many_arguments)]
-fn conv_rows(
-    conv: &FoldedConv,
-    input: &[f32],
-    h: usize,
-    w: usize,
-    row0: usize,
-    out: &mut [f32],
-    residual: Option<&[f32]>,
-    relu: bool,
-) {
-    let (c_in, c_out) = (conv.c_in, conv.c_out);
-    let rows = out.len() / c_out;
-    // Pre-fill with bias (+ residual): the product accumulates into it.
-    for (r, dst) in out.chunks_exact_mut(c_out).enumerate() {
-        match residual {
-            Some(res) => {
-                let res = &res[r * c_out..(r + 1) * c_out];
-                for ((d, b), x) in dst.iter_mut().zip(&conv.bias).zip(res) {
-                    *d = b + x;
-                }
-            }
-            None => dst.copy_from_slice(&conv.bias),
-        }
-    }
-    match conv.kernel {
-        1 => {
-            let lhs = &input[row0 * c_in..(row0 + rows) * c_in];
-            matmul_acc(rows, c_out, c_in, out, c_out, lhs, c_in, &conv.weight, c_out);
-        }
-        3 => COLS.with(|cols| {
-            let mut fresh = Vec::new();
-            let mut guard = cols.try_borrow_mut();
-            let cols = match guard.as_mut() {
-                Ok(cols) => &mut **cols,
-                Err(_) => &mut fresh,
-            };
-            let k = 9 * c_in;
-            let mut done = 0;
-            while done < rows {
-                let t = TILE_ROWS.min(rows - done);
-                let tile = sized(cols, t * k);
-                im2col3x3(input, c_in, h, w, row0 + done, t, tile);
-                let dst = &mut out[done * c_out..(done + t) * c_out];
-                matmul_acc(t, c_out, k, dst, c_out, tile, k, &conv.weight, c_out);
-                done += t;
-            }
-        }),
-        k => unreachable!("kernel {k} not supported"),
-    }
-    if relu {
-        relu_in_place(out);
-    }
-}
-
-/// Runs `conv` over all rows of `input` into `out`, splitting rows across threads if `par`.
-#[allow(clippy::too_many_arguments)]
-fn conv_all(
-    conv: &FoldedConv,
-    input: &[f32],
-    h: usize,
-    w: usize,
-    out: &mut [f32],
-    residual: Option<&[f32]>,
-    relu: bool,
-    par: bool,
-) {
-    let rows = out.len() / conv.c_out;
-    if !par || rows < 2 {
-        conv_rows(conv, input, h, w, 0, out, residual, relu);
-        return;
-    }
-    let threads = rayon::current_num_threads().max(1);
-    let chunk_rows = rows.div_ceil(threads);
-    out.par_chunks_mut(chunk_rows * conv.c_out)
-        .enumerate()
-        .for_each(|(i, chunk)| {
-            let row0 = i * chunk_rows;
-            let res = residual.map(|r| &r[row0 * conv.c_out..row0 * conv.c_out + chunk.len()]);
-            conv_rows(conv, input, h, w, row0, chunk, res, relu);
-        });
 }
 
 fn dense_rows(layer: &FoldedDense, input: &[f32], rows: usize, out: &mut [f32], relu: bool) {
@@ -389,10 +222,10 @@ impl InferenceNet {
         sized(&mut y, rows * c);
         sized(&mut t, rows * c);
 
-        conv_all(&net.stem, &s.input[..rows * planes], h, w, &mut x[..rows * c], None, true, par);
+        conv_all(net.stem.view(), &s.input[..rows * planes], h, w, &mut x[..rows * c], None, true, par);
         for [a, b] in &net.blocks {
-            conv_all(a, &x[..rows * c], h, w, &mut t[..rows * c], None, true, par);
-            conv_all(b, &t[..rows * c], h, w, &mut y[..rows * c], Some(&x[..rows * c]), true, par);
+            conv_all(a.view(), &x[..rows * c], h, w, &mut t[..rows * c], None, true, par);
+            conv_all(b.view(), &t[..rows * c], h, w, &mut y[..rows * c], Some(&x[..rows * c]), true, par);
             std::mem::swap(&mut x, &mut y);
         }
         let trunk = &x[..rows * c];
@@ -400,7 +233,7 @@ impl InferenceNet {
         // Policy head: 1x1 conv + ReLU, then per image dst[p, s] = sum_c W[c, p] x[s, c] + b[p].
         let pc = &net.policy_conv;
         let ph = sized(&mut s.head, rows * pc.c_out);
-        conv_all(pc, trunk, h, w, ph, None, true, par);
+        conv_all(pc.view(), trunk, h, w, ph, None, true, par);
         let po = &net.policy_out;
         let planes_out = po.c_out;
         for (img, dst) in ph
@@ -440,7 +273,7 @@ impl InferenceNet {
         // Value head: 1x1 conv + ReLU, flatten channels-last, fc1 + ReLU, fc2.
         let vc = &net.value_conv;
         let vh = sized(&mut s.head, rows * vc.c_out);
-        conv_all(vc, trunk, h, w, vh, None, true, par);
+        conv_all(vc.view(), trunk, h, w, vh, None, true, par);
         let fc1 = &net.value_fc1;
         let hidden = sized(&mut s.hidden, n * fc1.d_out);
         dense_rows(fc1, &s.head[..rows * vc.c_out], n, hidden, true);

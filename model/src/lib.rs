@@ -12,8 +12,10 @@
 
 pub mod config;
 pub mod device;
+pub mod fastconv;
 pub mod fold;
 pub mod infer;
+mod kernels;
 pub mod net;
 pub mod store;
 pub mod tensor_util;

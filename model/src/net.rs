@@ -54,8 +54,20 @@ impl ConvBn {
         Self { conv, bn }
     }
 
-    /// `BN(conv(x))`, `[B, c_in, H, W] -> [B, c_out, H, W]`.
+    /// `BN(conv(x))`, `[B, c_in, H, W] -> [B, c_out, H, W]`. 3x3 convolutions go through
+    /// [`crate::fastconv::conv3x3`] (same function, faster forward and backward on
+    /// burn-flex; burn's conv2d on other devices).
     pub fn forward(&self, x: Tensor<4>) -> Tensor<4> {
+        let y = if self.conv.kernel_size == [3, 3] {
+            crate::fastconv::conv3x3(x, self.conv.weight.val())
+        } else {
+            self.conv.forward(x)
+        };
+        self.bn.forward(y)
+    }
+
+    /// `BN(conv(x))` with burn's own conv2d on every device (reference for tests).
+    pub fn forward_reference(&self, x: Tensor<4>) -> Tensor<4> {
         self.bn.forward(self.conv.forward(x))
     }
 }
