@@ -1,0 +1,172 @@
+//! Throughput benchmark of the network on the CPU (burn-flex and the folded engine).
+//!
+//! Prints one JSON object per measurement (same schema as `bench/torch_net.py`):
+//! `{"engine", "size", "kind": "infer"|"train", "batch", "per_s"}`.
+//!
+//! ```text
+//! netbench [--threads 2] [--sizes 6x64,4x48] [--batches 1,16,64,256] [--train-batch 256]
+//!          [--seconds 3] [--planes 100] [--policy-planes 140] [--height 9] [--width 9]
+//!          [--engines burn,folded,train]
+//! ```
+
+use std::time::Instant;
+
+use model::{
+    cpu_device, cpu_train_device, init_cpu_threads, InferenceNet, Net, NetConfig, TrainBatch,
+    TrainConfig, TrainStep,
+};
+use rand::{Rng, SeedableRng};
+
+struct Args {
+    threads: usize,
+    sizes: Vec<(usize, usize)>,
+    batches: Vec<usize>,
+    train_batch: usize,
+    seconds: f64,
+    planes: usize,
+    policy_planes: usize,
+    height: usize,
+    width: usize,
+    engines: Vec<String>,
+}
+
+fn parse_args() -> Args {
+    let mut a = Args {
+        threads: 2,
+        sizes: vec![(6, 64)],
+        batches: vec![1, 16, 64, 256],
+        train_batch: 256,
+        seconds: 3.0,
+        planes: 100,
+        policy_planes: 140,
+        height: 9,
+        width: 9,
+        engines: vec!["burn".into(), "folded".into(), "train".into()],
+    };
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    while i < argv.len() {
+        let key = argv[i].as_str();
+        let val = argv.get(i + 1).cloned().unwrap_or_default();
+        let list = |v: &str| -> Vec<usize> { v.split(',').map(|x| x.parse().expect("number")).collect() };
+        match key {
+            "--threads" => a.threads = val.parse().expect("threads"),
+            "--sizes" => {
+                a.sizes = val
+                    .split(',')
+                    .map(|s| {
+                        let (b, c) = s.split_once('x').expect("BLOCKSxCHANNELS");
+                        (b.parse().expect("blocks"), c.parse().expect("channels"))
+                    })
+                    .collect()
+            }
+            "--batches" => a.batches = list(&val),
+            "--train-batch" => a.train_batch = val.parse().expect("train batch"),
+            "--seconds" => a.seconds = val.parse().expect("seconds"),
+            "--planes" => a.planes = val.parse().expect("planes"),
+            "--policy-planes" => a.policy_planes = val.parse().expect("policy planes"),
+            "--height" => a.height = val.parse().expect("height"),
+            "--width" => a.width = val.parse().expect("width"),
+            "--engines" => a.engines = val.split(',').map(String::from).collect(),
+            other => panic!("unknown argument {other}"),
+        }
+        i += 2;
+    }
+    a
+}
+
+/// Runs `f` twice to warm up, then until `seconds` have passed (at least 3 times).
+fn timed(seconds: f64, mut f: impl FnMut()) -> (usize, f64) {
+    f();
+    f();
+    let start = Instant::now();
+    let mut iters = 0;
+    loop {
+        f();
+        iters += 1;
+        let el = start.elapsed().as_secs_f64();
+        if el >= seconds && iters >= 3 {
+            return (iters, el);
+        }
+    }
+}
+
+fn report(engine: &str, size: &str, kind: &str, batch: usize, per_s: f64) {
+    println!(
+        "{{\"engine\": \"{engine}\", \"size\": \"{size}\", \"kind\": \"{kind}\", \"batch\": {batch}, \"per_s\": {per_s:.2}}}"
+    );
+}
+
+fn random_input(rng: &mut impl Rng, len: usize) -> Vec<f32> {
+    (0..len).map(|_| if rng.random::<f32>() < 0.1 { 1.0 } else { 0.0 }).collect()
+}
+
+fn softmax_rows(rng: &mut impl Rng, rows: usize, cols: usize) -> Vec<f32> {
+    let mut v: Vec<f32> = (0..rows * cols).map(|_| rng.random::<f32>().exp()).collect();
+    for row in v.chunks_exact_mut(cols) {
+        let s: f32 = row.iter().sum();
+        row.iter_mut().for_each(|x| *x /= s);
+    }
+    v
+}
+
+fn main() {
+    let a = parse_args();
+    init_cpu_threads(a.threads);
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    eprintln!("netbench: threads={} loadavg={}", a.threads, load.trim());
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    let has = |e: &str| a.engines.iter().any(|x| x == e);
+
+    for &(blocks, channels) in &a.sizes {
+        let size = format!("{blocks}x{channels}");
+        let cfg = NetConfig::new(a.planes, a.height, a.width, a.policy_planes)
+            .with_tower(blocks, channels);
+        let device = cpu_device();
+        let net = Net::new(&cfg, &device).expect("config");
+        let folded = InferenceNet::from_net(&net);
+
+        for &batch in &a.batches {
+            let input = random_input(&mut rng, batch * cfg.input_len());
+            if has("burn") {
+                let (iters, el) = timed(a.seconds, || {
+                    let out = net.forward_flat(&input, batch, &device);
+                    std::hint::black_box(out.value.into_data());
+                });
+                report("burn", &size, "infer", batch, (batch * iters) as f64 / el);
+            }
+            if has("folded") {
+                let mut policy = vec![0.0; batch * cfg.policy_len()];
+                let mut value = vec![0.0; batch * 3];
+                let (iters, el) = timed(a.seconds, || {
+                    folded.forward_into(&input, batch, &mut policy, &mut value);
+                    std::hint::black_box(&value);
+                });
+                report("folded", &size, "infer", batch, (batch * iters) as f64 / el);
+            }
+        }
+
+        if has("train") {
+            let b = a.train_batch;
+            let tdev = cpu_train_device();
+            let mut net = Some(Net::new(&cfg, &tdev).expect("config"));
+            let mut step = TrainStep::new(TrainConfig::default(), tdev);
+            let input = random_input(&mut rng, b * cfg.input_len());
+            let pt = softmax_rows(&mut rng, b, cfg.policy_len());
+            let vt = softmax_rows(&mut rng, b, 3);
+            let batch = TrainBatch {
+                batch: b,
+                input: &input,
+                policy_target: &pt,
+                value_target: &vt,
+                legal_mask: None,
+            };
+            let (iters, el) = timed(a.seconds, || {
+                let (n, stats) = step.step(net.take().expect("net"), &batch);
+                std::hint::black_box(stats);
+                net = Some(n);
+            });
+            report("burn", &size, "train", b, (b * iters) as f64 / el);
+        }
+    }
+}

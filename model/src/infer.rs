@@ -1,0 +1,345 @@
+//! Fast CPU inference with batch norm folded into the convolutions.
+//!
+//! [`InferenceNet`] runs a [`FoldedNet`] without burn, straight on the `gemm` crate (the
+//! matrix kernel burn-flex itself uses), because the general-purpose conv2d of burn-flex
+//! does one small matrix product per image and converts layouts on every call. Here:
+//!
+//! - activations are channels-last, `[images * H * W, C]` row-major, so a 3x3 convolution is
+//!   one im2col tile `[rows, 9 * C_in]` times the weight `[9 * C_in, C_out]`;
+//! - bias, residual addition and ReLU are fused around the product (the output tile is
+//!   pre-filled with `bias (+ residual)`, the product accumulates into it, ReLU in place);
+//! - a batch is split into groups of whole images, each group runs the *whole network* on
+//!   one thread, so its activations stay in that core's cache and threads never wait on one
+//!   another between layers; a batch with fewer images than threads splits each layer's
+//!   rows across threads instead.
+//!
+//! Input and output layouts are the same as [`crate::Net`]'s (see [`NetConfig`]).
+
+use std::cell::RefCell;
+
+use rayon::prelude::*;
+
+use crate::config::NetConfig;
+use crate::fold::{FoldedConv, FoldedDense, FoldedNet};
+use crate::kernels::{conv_all, matmul_acc, relu_in_place, sized, ConvWeights};
+use crate::net::Net;
+/// Most images one thread runs through the network at once (4, 8, 16 within noise).
+const MAX_GROUP: usize = 8;
+
+/// Outputs of [`InferenceNet::forward`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    /// Policy logits `[batch, policy_planes * H * W]`.
+    pub policy: Vec<f32>,
+    /// Win/draw/loss logits `[batch, 3]`.
+    pub value: Vec<f32>,
+}
+
+/// Eval-only network with folded batch norm (CPU, f32).
+#[derive(Debug, Clone)]
+pub struct InferenceNet {
+    net: FoldedNet,
+}
+
+/// Per-thread reusable buffers (avoids page-faulting fresh allocations on every call).
+#[derive(Default)]
+struct Scratch {
+    input: Vec<f32>,
+    x: Vec<f32>,
+    y: Vec<f32>,
+    t: Vec<f32>,
+    head: Vec<f32>,
+    hidden: Vec<f32>,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+impl FoldedConv {
+    fn view(&self) -> ConvWeights<'_> {
+        ConvWeights {
+            c_in: self.c_in,
+            c_out: self.c_out,
+            kernel: self.kernel,
+            weight: &self.weight,
+            bias: Some(&self.bias),
+        }
+    }
+}
+
+fn dense_rows(layer: &FoldedDense, input: &[f32], rows: usize, out: &mut [f32], relu: bool) {
+    for dst in out.chunks_exact_mut(layer.d_out) {
+        dst.copy_from_slice(&layer.bias);
+    }
+    matmul_acc(
+        rows,
+        layer.d_out,
+        layer.d_in,
+        out,
+        layer.d_out,
+        input,
+        layer.d_in,
+        &layer.weight,
+        layer.d_out,
+    );
+    if relu {
+        relu_in_place(out);
+    }
+}
+
+impl InferenceNet {
+    /// Wraps already folded weights.
+    pub fn new(net: FoldedNet) -> Self {
+        Self { net }
+    }
+
+    /// Folds an (eval-mode copy of) `net`.
+    pub fn from_net(net: &Net) -> Self {
+        Self::new(FoldedNet::from_net(net))
+    }
+
+    /// The network's config.
+    pub fn config(&self) -> &NetConfig {
+        &self.net.config
+    }
+
+    /// The folded weights.
+    pub fn folded(&self) -> &FoldedNet {
+        &self.net
+    }
+
+    /// Evaluates `batch` positions; `input` is `[batch, input_planes, H, W]` row-major.
+    ///
+    /// # Panics
+    /// If `input.len() != batch * input_planes * H * W`.
+    pub fn forward(&self, input: &[f32], batch: usize) -> Evaluation {
+        let cfg = &self.net.config;
+        let mut policy = vec![0.0; batch * cfg.policy_len()];
+        let mut value = vec![0.0; batch * 3];
+        self.forward_into(input, batch, &mut policy, &mut value);
+        Evaluation { policy, value }
+    }
+
+    /// Like [`forward`](Self::forward), writing into caller buffers: `policy`
+    /// `[batch, policy_planes * H * W]`, `value` `[batch, 3]`.
+    pub fn forward_into(&self, input: &[f32], batch: usize, policy: &mut [f32], value: &mut [f32]) {
+        let cfg = &self.net.config;
+        assert_eq!(input.len(), batch * cfg.input_len(), "input must be [batch, planes, H, W]");
+        assert_eq!(policy.len(), batch * cfg.policy_len(), "policy must be [batch, P*H*W]");
+        assert_eq!(value.len(), batch * 3, "value must be [batch, 3]");
+        if batch == 0 {
+            return;
+        }
+        let threads = rayon::current_num_threads().max(1);
+        if batch < threads {
+            // Too few images to give each thread its own: parallelise inside each layer.
+            self.forward_group(input, batch, policy, value, true);
+            return;
+        }
+        let group = batch.div_ceil(threads).clamp(1, MAX_GROUP);
+        input
+            .par_chunks(group * cfg.input_len())
+            .zip(policy.par_chunks_mut(group * cfg.policy_len()))
+            .zip(value.par_chunks_mut(group * 3))
+            .for_each(|((input, policy), value)| {
+                let n = value.len() / 3;
+                self.forward_group(input, n, policy, value, false);
+            });
+    }
+
+    /// Like [`forward_into`](Self::forward_into) but entirely on the calling thread (no rayon):
+    /// for callers that already run one evaluator per core (e.g. one self-play worker per
+    /// thread) and must not oversubscribe the CPU.
+    pub fn forward_serial_into(
+        &self,
+        input: &[f32],
+        batch: usize,
+        policy: &mut [f32],
+        value: &mut [f32],
+    ) {
+        let cfg = &self.net.config;
+        assert_eq!(input.len(), batch * cfg.input_len(), "input must be [batch, planes, H, W]");
+        assert_eq!(policy.len(), batch * cfg.policy_len(), "policy must be [batch, P*H*W]");
+        assert_eq!(value.len(), batch * 3, "value must be [batch, 3]");
+        for ((input, policy), value) in input
+            .chunks(MAX_GROUP * cfg.input_len())
+            .zip(policy.chunks_mut(MAX_GROUP * cfg.policy_len()))
+            .zip(value.chunks_mut(MAX_GROUP * 3))
+        {
+            let n = value.len() / 3;
+            self.forward_group(input, n, policy, value, false);
+        }
+    }
+
+    /// Whole network on `n` images.
+    fn forward_group(&self, input: &[f32], n: usize, policy: &mut [f32], value: &mut [f32], par: bool) {
+        SCRATCH.with(|scratch| {
+            let mut fresh = Scratch::default();
+            let mut guard = scratch.try_borrow_mut();
+            let s = match guard.as_mut() {
+                Ok(s) => &mut **s,
+                Err(_) => &mut fresh,
+            };
+            self.forward_group_with(s, input, n, policy, value, par);
+        });
+    }
+
+    fn forward_group_with(
+        &self,
+        s: &mut Scratch,
+        input: &[f32],
+        n: usize,
+        policy: &mut [f32],
+        value: &mut [f32],
+        par: bool,
+    ) {
+        let net = &self.net;
+        let cfg = &net.config;
+        let (h, w) = (cfg.board_height, cfg.board_width);
+        let squares = cfg.squares();
+        let rows = n * squares;
+        let c = cfg.channels;
+
+        // [n, planes, S] -> [n * S, planes]
+        let planes = cfg.input_planes;
+        let x_in = sized(&mut s.input, rows * planes);
+        for (img_in, img_out) in input
+            .chunks_exact(planes * squares)
+            .zip(x_in.chunks_exact_mut(planes * squares))
+        {
+            for p in 0..planes {
+                for sq in 0..squares {
+                    img_out[sq * planes + p] = img_in[p * squares + sq];
+                }
+            }
+        }
+
+        let mut x = std::mem::take(&mut s.x);
+        let mut y = std::mem::take(&mut s.y);
+        let mut t = std::mem::take(&mut s.t);
+        sized(&mut x, rows * c);
+        sized(&mut y, rows * c);
+        sized(&mut t, rows * c);
+
+        conv_all(net.stem.view(), &s.input[..rows * planes], h, w, &mut x[..rows * c], None, true, par);
+        for [a, b] in &net.blocks {
+            conv_all(a.view(), &x[..rows * c], h, w, &mut t[..rows * c], None, true, par);
+            conv_all(b.view(), &t[..rows * c], h, w, &mut y[..rows * c], Some(&x[..rows * c]), true, par);
+            std::mem::swap(&mut x, &mut y);
+        }
+        let trunk = &x[..rows * c];
+
+        // Policy head: 1x1 conv + ReLU, then per image dst[p, s] = sum_c W[c, p] x[s, c] + b[p].
+        let pc = &net.policy_conv;
+        let ph = sized(&mut s.head, rows * pc.c_out);
+        conv_all(pc.view(), trunk, h, w, ph, None, true, par);
+        let po = &net.policy_out;
+        let planes_out = po.c_out;
+        for (img, dst) in ph
+            .chunks_exact(squares * po.c_in)
+            .zip(policy.chunks_exact_mut(planes_out * squares))
+        {
+            for (p, row) in dst.chunks_exact_mut(squares).enumerate() {
+                row.fill(po.bias[p]);
+            }
+            // SAFETY: extents: dst [P, S], lhs (W^T) [P, Cp] with strides (1, P), rhs
+            // (img^T) [Cp, S] with strides (1, Cp); all within the slices.
+            unsafe {
+                gemm::gemm(
+                    planes_out,
+                    squares,
+                    po.c_in,
+                    dst.as_mut_ptr(),
+                    1,
+                    squares as isize,
+                    true,
+                    po.weight.as_ptr(),
+                    planes_out as isize,
+                    1,
+                    img.as_ptr(),
+                    po.c_in as isize,
+                    1,
+                    1.0,
+                    1.0,
+                    false,
+                    false,
+                    false,
+                    gemm::Parallelism::None,
+                );
+            }
+        }
+
+        // Value head: 1x1 conv + ReLU, flatten channels-last, fc1 + ReLU, fc2.
+        let vc = &net.value_conv;
+        let vh = sized(&mut s.head, rows * vc.c_out);
+        conv_all(vc.view(), trunk, h, w, vh, None, true, par);
+        let fc1 = &net.value_fc1;
+        let hidden = sized(&mut s.hidden, n * fc1.d_out);
+        dense_rows(fc1, &s.head[..rows * vc.c_out], n, hidden, true);
+        dense_rows(&net.value_fc2, &s.hidden[..n * fc1.d_out], n, value, false);
+
+        s.x = x;
+        s.y = y;
+        s.t = t;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use burn::module::Module;
+    use crate::device::cpu_device;
+    use crate::tensor_util::to_vec;
+    use crate::testutil::{max_abs_diff, trained_tiny_net, OwnedBatch};
+
+    #[test]
+    fn folded_matches_eval_mode_net() {
+        let net = trained_tiny_net(5);
+        let cfg = net.config().clone();
+        let device = cpu_device();
+        let eval = net.valid().to_device(&device);
+        let folded = InferenceNet::from_net(&net);
+
+        // batch 1: layer-parallel path (with 2+ threads); 5 and 19: whole-image groups of
+        // uneven size.
+        for batch in [1, 5, 19] {
+            let data = OwnedBatch::random(&cfg, batch, 100 + batch as u64);
+            let reference = eval.forward_flat(&data.input, batch, &device);
+            let want_p = to_vec(reference.policy);
+            let want_v = to_vec(reference.value);
+            let got = folded.forward(&data.input, batch);
+            let dp = max_abs_diff(&want_p, &got.policy);
+            let dv = max_abs_diff(&want_v, &got.value);
+            assert!(dp < 1e-4 && dv < 1e-4, "batch {batch}: policy {dp}, value {dv}");
+
+            let mut p = vec![0.0; got.policy.len()];
+            let mut v = vec![0.0; got.value.len()];
+            folded.forward_serial_into(&data.input, batch, &mut p, &mut v);
+            assert!(max_abs_diff(&p, &got.policy) < 1e-5 && max_abs_diff(&v, &got.value) < 1e-5);
+        }
+        // The folded biases are not the trivial init values: BN statistics were learned.
+        assert!(folded.folded().stem.bias.iter().any(|b| b.abs() > 1e-3));
+    }
+
+    #[test]
+    fn layer_parallel_path_matches_group_path() {
+        let folded = InferenceNet::from_net(&trained_tiny_net(3));
+        let cfg = folded.config().clone();
+        let batch = 5;
+        let data = OwnedBatch::random(&cfg, batch, 9);
+        let mut p = vec![0.0; batch * cfg.policy_len()];
+        let mut v = vec![0.0; batch * 3];
+        folded.forward_group(&data.input, batch, &mut p, &mut v, true);
+        let want = folded.forward(&data.input, batch);
+        assert!(max_abs_diff(&p, &want.policy) < 1e-5);
+        assert!(max_abs_diff(&v, &want.value) < 1e-5);
+    }
+
+    #[test]
+    fn empty_batch() {
+        let folded = InferenceNet::from_net(&trained_tiny_net(0));
+        let out = folded.forward(&[], 0);
+        assert!(out.policy.is_empty() && out.value.is_empty());
+    }
+}

@@ -1,0 +1,36 @@
+//! Neural network for the shogi self-play pipeline (burn 0.22).
+//!
+//! Independent of the game encoding: the rules engine supplies the number of input planes,
+//! move planes and the board size through [`NetConfig`].
+//!
+//! - [`Net`]: the trainable burn module (residual tower, convolutional policy head, WDL
+//!   value head); runs on any burn device ([`cpu_device`], [`cpu_train_device`], GPU with
+//!   the `gpu` feature).
+//! - [`save_model`] / [`load_model`]: `model.json` (config) + burnpack weights, atomic.
+//! - [`InferenceNet`]: eval-only CPU copy with batch norm folded into the convolutions.
+//! - [`TrainStep`]: one AdamW step on a batch, for benchmarks and tests.
+
+pub mod config;
+pub mod device;
+pub mod fastconv;
+pub mod fold;
+pub mod infer;
+mod kernels;
+pub mod net;
+pub mod store;
+pub mod tensor_util;
+pub mod train;
+pub mod wdl;
+
+pub use config::{ConfigError, NetConfig};
+pub use device::{cpu_device, cpu_threads, cpu_train_device, init_cpu_threads, Device};
+#[cfg(feature = "gpu")]
+pub use device::{gpu_device, gpu_train_device};
+pub use fold::FoldedNet;
+pub use infer::{Evaluation, InferenceNet};
+pub use net::{Net, NetOutput};
+pub use store::{load_inference, load_model, save_model, ModelIoError};
+pub use train::{LossStats, TrainBatch, TrainConfig, TrainStep};
+pub use wdl::Wdl;
+#[cfg(test)]
+mod testutil;

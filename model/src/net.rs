@@ -1,0 +1,253 @@
+//! The trainable policy/value network (burn module).
+//!
+//! Architecture (AlphaZero style, every convolution "same"-padded so the board size
+//! never changes; activations are `[batch, channels, H, W]`):
+//!
+//! ```text
+//! input [B, input_planes, H, W]
+//!   -> stem: conv3x3(input_planes -> C) + BN + ReLU                 [B, C, H, W]
+//!   -> blocks x ResBlock: x + BN(conv3x3(ReLU(BN(conv3x3(x))))), ReLU [B, C, H, W]
+//!   -> policy head: conv1x1(C -> Cp) + BN + ReLU                    [B, Cp, H, W]
+//!                   conv1x1(Cp -> policy_planes) (+ bias)          [B, P, H, W]
+//!                   flatten                                        [B, P*H*W]
+//!   -> value head:  conv1x1(C -> Cv) + BN + ReLU                    [B, Cv, H, W]
+//!                   flatten                                        [B, Cv*H*W]
+//!                   linear(value_hidden) + ReLU                    [B, value_hidden]
+//!                   linear(3)                                      [B, 3] (W, D, L logits)
+//! ```
+//!
+//! Convolutions followed by batch norm carry no bias (BN's beta plays that role).
+//! The policy head is convolutional: no dense layer of size `C*H*W x P*H*W`.
+
+use burn::module::Module;
+use burn::nn::conv::{Conv2d, Conv2dConfig};
+use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig, PaddingConfig2d};
+use burn::tensor::activation::relu;
+use burn::tensor::{Device, Tensor};
+
+use crate::config::{ConfigError, NetConfig};
+
+/// Convolution without bias followed by batch norm. Input and output `[B, C, H, W]`.
+#[derive(Module, Debug)]
+pub struct ConvBn {
+    /// Weight `[c_out, c_in, k, k]`, no bias.
+    pub conv: Conv2d,
+    /// Batch norm over `c_out`.
+    pub bn: BatchNorm,
+}
+
+impl ConvBn {
+    fn new(c_in: usize, c_out: usize, kernel: usize, cfg: &NetConfig, device: &Device) -> Self {
+        let padding = if kernel == 1 {
+            PaddingConfig2d::Valid
+        } else {
+            PaddingConfig2d::Explicit(kernel / 2, kernel / 2, kernel / 2, kernel / 2)
+        };
+        let conv = Conv2dConfig::new([c_in, c_out], [kernel, kernel])
+            .with_padding(padding)
+            .with_bias(false)
+            .init(device);
+        let bn = BatchNormConfig::new(c_out)
+            .with_epsilon(cfg.bn_epsilon)
+            .with_momentum(cfg.bn_momentum)
+            .init(device);
+        Self { conv, bn }
+    }
+
+    /// `BN(conv(x))`, `[B, c_in, H, W] -> [B, c_out, H, W]`. 3x3 convolutions go through
+    /// [`crate::fastconv::conv3x3`] (same function, faster forward and backward on
+    /// burn-flex; burn's conv2d on other devices).
+    pub fn forward(&self, x: Tensor<4>) -> Tensor<4> {
+        let y = if self.conv.kernel_size == [3, 3] {
+            crate::fastconv::conv3x3(x, self.conv.weight.val())
+        } else {
+            self.conv.forward(x)
+        };
+        self.bn.forward(y)
+    }
+
+    /// `BN(conv(x))` with burn's own conv2d on every device (reference for tests).
+    pub fn forward_reference(&self, x: Tensor<4>) -> Tensor<4> {
+        self.bn.forward(self.conv.forward(x))
+    }
+}
+
+/// Residual block: `ReLU(x + BN(conv(ReLU(BN(conv(x))))))`, `[B, C, H, W]` throughout.
+#[derive(Module, Debug)]
+pub struct ResBlock {
+    /// First 3x3 conv + BN.
+    pub a: ConvBn,
+    /// Second 3x3 conv + BN (before the skip addition).
+    pub b: ConvBn,
+}
+
+impl ResBlock {
+    /// `[B, C, H, W] -> [B, C, H, W]`.
+    pub fn forward(&self, x: Tensor<4>) -> Tensor<4> {
+        let y = relu(self.a.forward(x.clone()));
+        relu(self.b.forward(y) + x)
+    }
+}
+
+/// Policy head: 1x1 conv + BN + ReLU, then 1x1 conv (with bias) to the move planes.
+#[derive(Module, Debug)]
+pub struct PolicyHead {
+    /// `[B, C, H, W] -> [B, policy_head_channels, H, W]`.
+    pub conv: ConvBn,
+    /// `[B, policy_head_channels, H, W] -> [B, policy_planes, H, W]`, with bias.
+    pub out: Conv2d,
+}
+
+/// Value head: 1x1 conv + BN + ReLU, flatten, linear + ReLU, linear to 3 WDL logits.
+#[derive(Module, Debug)]
+pub struct ValueHead {
+    /// `[B, C, H, W] -> [B, value_head_channels, H, W]`.
+    pub conv: ConvBn,
+    /// `[B, value_head_channels*H*W] -> [B, value_hidden]`.
+    pub fc1: Linear,
+    /// `[B, value_hidden] -> [B, 3]`.
+    pub fc2: Linear,
+}
+
+/// Raw network outputs (logits), see [`NetConfig`] for the index layout.
+#[derive(Debug, Clone)]
+pub struct NetOutput {
+    /// Policy logits `[batch, policy_planes * H * W]`.
+    pub policy: Tensor<2>,
+    /// Win/draw/loss logits `[batch, 3]` for the side to move.
+    pub value: Tensor<2>,
+}
+
+/// The trainable network.
+///
+/// Batch norm runs in training mode (batch statistics, running-statistics update) when the
+/// input lives on an autodiff device and the module was not made a validation copy with
+/// [`Module::valid`]; otherwise it uses the running statistics.
+#[derive(Module, Debug)]
+pub struct Net {
+    /// 3x3 conv + BN (+ ReLU in forward), `[B, input_planes, H, W] -> [B, C, H, W]`.
+    pub stem: ConvBn,
+    /// Residual tower.
+    pub blocks: Vec<ResBlock>,
+    /// Policy head.
+    pub policy: PolicyHead,
+    /// Value head.
+    pub value: ValueHead,
+    #[module(skip)]
+    config: NetConfig,
+}
+
+impl Net {
+    /// Builds a freshly initialised network on `device` (use [`crate::cpu_train_device`] to
+    /// train it, [`crate::cpu_device`] for inference).
+    pub fn new(config: &NetConfig, device: &Device) -> Result<Self, ConfigError> {
+        config.validate()?;
+        let c = config.channels;
+        let stem = ConvBn::new(config.input_planes, c, 3, config, device);
+        let blocks = (0..config.blocks)
+            .map(|_| ResBlock {
+                a: ConvBn::new(c, c, 3, config, device),
+                b: ConvBn::new(c, c, 3, config, device),
+            })
+            .collect();
+        let policy = PolicyHead {
+            conv: ConvBn::new(c, config.policy_head_channels, 1, config, device),
+            out: Conv2dConfig::new([config.policy_head_channels, config.policy_planes], [1, 1])
+                .with_bias(true)
+                .init(device),
+        };
+        let value = ValueHead {
+            conv: ConvBn::new(c, config.value_head_channels, 1, config, device),
+            fc1: LinearConfig::new(
+                config.value_head_channels * config.squares(),
+                config.value_hidden,
+            )
+            .init(device),
+            fc2: LinearConfig::new(config.value_hidden, 3).init(device),
+        };
+        tracing::debug!(
+            blocks = config.blocks,
+            channels = c,
+            "network initialised"
+        );
+        Ok(Self {
+            stem,
+            blocks,
+            policy,
+            value,
+            config: config.clone(),
+        })
+    }
+
+    /// The config this network was built from.
+    pub fn config(&self) -> &NetConfig {
+        &self.config
+    }
+
+    /// Trunk output `[B, C, H, W]` from input `[B, input_planes, H, W]`.
+    pub fn trunk(&self, input: Tensor<4>) -> Tensor<4> {
+        let mut x = relu(self.stem.forward(input));
+        for block in &self.blocks {
+            x = block.forward(x);
+        }
+        x
+    }
+
+    /// Full forward pass: input `[B, input_planes, H, W]` to logits.
+    pub fn forward(&self, input: Tensor<4>) -> NetOutput {
+        let [batch, _, _, _] = input.dims();
+        let x = self.trunk(input);
+
+        let p = relu(self.policy.conv.forward(x.clone()));
+        let policy = self
+            .policy
+            .out
+            .forward(p)
+            .reshape([batch, self.config.policy_len()]);
+
+        let v = relu(self.value.conv.forward(x));
+        let v = v.reshape([batch, self.config.value_head_channels * self.config.squares()]);
+        let v = relu(self.value.fc1.forward(v));
+        let value = self.value.fc2.forward(v);
+
+        NetOutput { policy, value }
+    }
+
+    /// Forward pass from a flat `f32` batch laid out as `[batch, input_planes, H, W]`.
+    pub fn forward_flat(&self, input: &[f32], batch: usize, device: &Device) -> NetOutput {
+        self.forward(crate::tensor_util::input_tensor(
+            &self.config,
+            input,
+            batch,
+            device,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::{cpu_device, cpu_train_device};
+    use crate::tensor_util::to_vec;
+    use crate::testutil::{tiny_config, OwnedBatch};
+
+    #[test]
+    fn output_shapes_on_eval_and_train_devices() {
+        let cfg = tiny_config();
+        let batch = OwnedBatch::random(&cfg, 3, 1);
+        for device in [cpu_device(), cpu_train_device()] {
+            let net = Net::new(&cfg, &device).unwrap();
+            let out = net.forward_flat(&batch.input, 3, &device);
+            assert_eq!(out.policy.dims(), [3, cfg.policy_len()]);
+            assert_eq!(out.value.dims(), [3, 3]);
+            assert!(to_vec(out.policy).iter().all(|x| x.is_finite()));
+        }
+    }
+
+    #[test]
+    fn invalid_config_is_an_error() {
+        let mut cfg = tiny_config();
+        cfg.board_width = 0;
+        assert!(Net::new(&cfg, &cpu_device()).is_err());
+    }
+}

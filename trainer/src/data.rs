@@ -1,0 +1,180 @@
+//! Training data: a sliding window of recent shards, split by game into training and
+//! validation, sampled without replacement under a cap on uses per sample, turned into
+//! dense batches (with the left–right mirror where the variant allows it).
+
+use encoding::{ActionSpace, InputPlanes, ACTION_VERSION, PLANES_VERSION};
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use records::{read_shard, Record};
+use rules::{Position, Variant};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One position of the window with where it came from.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    pub shard: usize,
+    pub index: usize,
+    pub record: Record,
+}
+
+/// The records of a set of shards. Shards that cannot be read are skipped and reported,
+/// never fatal: one corrupt file loses only itself.
+#[derive(Debug, Default)]
+pub struct Window {
+    pub shards: Vec<PathBuf>,
+    pub train: Vec<Sample>,
+    pub validation: Vec<Sample>,
+    pub skipped: Vec<String>,
+}
+
+/// Whether a game belongs to the held-out validation set (a fixed hash of its id).
+pub fn is_validation_game(game_id: u64, fraction: f32) -> bool {
+    let h = game_id.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    ((h >> 40) as f64 / (1u64 << 24) as f64) < fraction as f64
+}
+
+impl Window {
+    /// Loads `shards`, keeping those of `variant` whose encoding versions match.
+    pub fn load(variant: &Variant, shards: &[PathBuf], validation_fraction: f32) -> Window {
+        let mut w = Window::default();
+        for path in shards {
+            match read_shard(path) {
+                Err(e) => {
+                    tracing::warn!("skipping shard: {e}");
+                    w.skipped.push(e.to_string());
+                }
+                Ok(s) if s.header.variant != variant.name || s.header.options != variant.options => {
+                    w.skipped.push(format!("{}: variant {} {:?} is not this run's", path.display(), s.header.variant, s.header.options));
+                }
+                Ok(s) if s.header.planes_version != PLANES_VERSION || s.header.action_version != ACTION_VERSION => {
+                    w.skipped.push(format!(
+                        "{}: encoding versions planes {} / actions {}, this build uses {PLANES_VERSION} / {ACTION_VERSION}",
+                        path.display(),
+                        s.header.planes_version,
+                        s.header.action_version
+                    ));
+                }
+                Ok(s) => {
+                    let shard = w.shards.len();
+                    w.shards.push(path.clone());
+                    for (index, record) in s.records.into_iter().enumerate() {
+                        let sample = Sample { shard, index, record };
+                        if is_validation_game(sample.record.game_id, validation_fraction) {
+                            w.validation.push(sample);
+                        } else {
+                            w.train.push(sample);
+                        }
+                    }
+                }
+            }
+        }
+        w
+    }
+}
+
+/// How many times each training sample has been used, by shard file name.
+pub type UseCounts = BTreeMap<String, Vec<u8>>;
+
+fn shard_key(path: &Path) -> String {
+    // Parent directory (generation) and file name: unique within a run.
+    let parent = path.parent().and_then(|p| p.file_name()).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    format!("{parent}/{}", path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default())
+}
+
+/// The order in which one generation's training visits samples: a seeded shuffle of the
+/// samples used fewer than `max_uses` times. Deterministic in (seed, generation), so a
+/// resumed run replays exactly the order an uninterrupted one would.
+pub fn epoch_order(window: &Window, uses: &UseCounts, max_uses: u8, seed: u64, generation: u32) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..window.train.len())
+        .filter(|&i| {
+            let s = &window.train[i];
+            let used = uses.get(&shard_key(&window.shards[s.shard])).and_then(|v| v.get(s.index)).copied().unwrap_or(0);
+            used < max_uses
+        })
+        .collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (generation as u64).wrapping_mul(0xA24B_AED4_963E_E407));
+    order.shuffle(&mut rng);
+    order
+}
+
+/// Counts one use of each sample in `batch`.
+pub fn record_uses(window: &Window, uses: &mut UseCounts, batch: &[usize]) {
+    for &i in batch {
+        let s = &window.train[i];
+        let v = uses.entry(shard_key(&window.shards[s.shard])).or_default();
+        if v.len() <= s.index {
+            v.resize(s.index + 1, 0);
+        }
+        v[s.index] = v[s.index].saturating_add(1);
+    }
+}
+
+/// Dense tensors of a batch, row-major, as the network's training step takes them.
+#[derive(Clone, Debug, Default)]
+pub struct DenseBatch {
+    pub batch: usize,
+    /// `[B, C, H, W]`
+    pub input: Vec<f32>,
+    /// `[B, A*H*W]`, rows sum to 1 (or 0 for moves without a full search)
+    pub policy: Vec<f32>,
+    /// `[B, A*H*W]`, 1 legal, 0 illegal
+    pub legal: Vec<f32>,
+    /// `[B, 3]`: win, draw, loss for the side to move
+    pub wdl: Vec<f32>,
+}
+
+/// Builds dense batches from records.
+pub struct Batcher {
+    variant: &'static Variant,
+    planes: InputPlanes,
+    actions: ActionSpace,
+    mirror: bool,
+}
+
+impl Batcher {
+    pub fn new(variant: &'static Variant, mirror: bool) -> Batcher {
+        Batcher { variant, planes: InputPlanes::new(variant), actions: ActionSpace::new(variant), mirror: mirror && variant.mirror_symmetric() }
+    }
+
+    pub fn planes(&self) -> &InputPlanes {
+        &self.planes
+    }
+    pub fn actions(&self) -> &ActionSpace {
+        &self.actions
+    }
+
+    /// Dense batch of `records`; each is mirrored with probability ½ when allowed.
+    pub fn build(&self, records: &[&Record], rng: &mut impl Rng) -> DenseBatch {
+        let (c, a) = (self.planes.size(), self.actions.size());
+        let b = records.len();
+        let mut out = DenseBatch { batch: b, input: vec![0.0; b * c], policy: vec![0.0; b * a], legal: vec![0.0; b * a], wdl: vec![0.0; b * 3] };
+        let mut plain = vec![0.0; c];
+        for (row, r) in records.iter().enumerate() {
+            let pos = Position::from_sfen(self.variant, &r.sfen).expect("records hold positions the engine wrote");
+            let flip = self.mirror && rng.random::<bool>();
+            let input = &mut out.input[row * c..(row + 1) * c];
+            if flip {
+                self.planes.encode(&pos, r.repetitions as usize, r.ply as usize, r.max_plies as u32, &mut plain);
+                self.planes.mirror(&plain, input);
+            } else {
+                self.planes.encode(&pos, r.repetitions as usize, r.ply as usize, r.max_plies as u32, input);
+            }
+            let map = |i: usize| if flip { self.actions.mirror(i) } else { i };
+            for i in self.actions.legal_indices(&pos) {
+                out.legal[row * a + map(i)] = 1.0;
+            }
+            for &(i, p) in &r.policy {
+                out.policy[row * a + map(i as usize)] = p;
+            }
+            let w = match r.result {
+                1 => 0,
+                0 => 1,
+                _ => 2,
+            };
+            out.wdl[row * 3 + w] = 1.0;
+        }
+        out
+    }
+}

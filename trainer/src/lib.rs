@@ -1,0 +1,19 @@
+//! The trainer: reads a sliding window of recent self-play shards, shuffles across the
+//! window, mirrors where the rules allow, caps how often a sample is used, trains with
+//! the documented loss, validates on held-out games, checkpoints atomically and resumes
+//! exactly where it stopped, and exports a model for self-play.
+//!
+//! Loss (per sample, averaged over the batch; see `model::train`):
+//! `L = −Σ_a π(a) log p(a) − Σ_{w,d,l} z log q + λ‖θ‖²`, where π is the search policy
+//! target (zero for moves without a full search), p the softmax of the policy logits over
+//! the legal moves, z the one-hot game result (win/draw/loss for the side to move), q the
+//! value head's WDL softmax, and the L2 term is AdamW's decoupled weight decay λ.
+
+mod checkpoint;
+mod config;
+pub mod data;
+mod train;
+
+pub use checkpoint::{Checkpoint, CheckpointError};
+pub use config::{TrainerConfig, TrainerConfigError};
+pub use train::{train_generation, GenerationReport, StepLoss, TrainError, TrainJob};

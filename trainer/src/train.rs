@@ -1,0 +1,222 @@
+//! One generation of training, resumable at any checkpoint.
+
+use crate::checkpoint::{Checkpoint, CheckpointError};
+use crate::data::{epoch_order, record_uses, Batcher, Window};
+use crate::TrainerConfig;
+use model::{cpu_train_device, save_model, LossStats, ModelIoError, Net, NetConfig, TrainBatch, TrainConfig, TrainStep};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rules::Variant;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+/// What one call trains.
+pub struct TrainJob<'a> {
+    pub variant: &'static Variant,
+    pub config: TrainerConfig,
+    /// Network shape for a fresh start (a checkpoint's own config wins).
+    pub net: NetConfig,
+    pub generation: u32,
+    /// Shards of the window, oldest first.
+    pub shards: Vec<PathBuf>,
+    pub checkpoint: PathBuf,
+    /// Where the trained model is exported for self-play.
+    pub export_dir: PathBuf,
+    pub seed: u64,
+    /// Called after every step with (step, steps, loss).
+    pub on_step: Option<&'a (dyn Fn(u32, u32, &StepLoss) + Sync)>,
+    /// Stop (as if killed) once this many steps of the generation are done and
+    /// checkpointed; for tests of resumption.
+    pub stop_after: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StepLoss {
+    pub step: u64,
+    pub total: f32,
+    pub policy: f32,
+    pub value: f32,
+}
+
+#[derive(Clone, Debug)]
+pub struct GenerationReport {
+    pub generation: u32,
+    /// Steps run by this call (0 if the generation was already trained).
+    pub steps: u32,
+    pub train_samples: usize,
+    pub validation_samples: usize,
+    pub validation: Option<LossStats>,
+    pub losses: Vec<StepLoss>,
+    /// Shards that could not be used, with why.
+    pub skipped: Vec<String>,
+    /// False when `stop_after` interrupted the generation.
+    pub complete: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TrainError {
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    #[error(transparent)]
+    Model(#[from] ModelIoError),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Burn seeds its initialiser globally; serialise seeding and construction.
+static INIT: Mutex<()> = Mutex::new(());
+
+fn fresh_net(config: &NetConfig, seed: u64) -> Result<Net, TrainError> {
+    let _guard = INIT.lock().unwrap();
+    let device = cpu_train_device();
+    device.seed(seed);
+    Net::new(config, &device).map_err(|e| TrainError::Other(e.to_string()))
+}
+
+fn train_config(c: &TrainerConfig) -> TrainConfig {
+    TrainConfig { learning_rate: c.learning_rate, weight_decay: c.weight_decay, value_weight: c.value_weight, ..TrainConfig::default() }
+}
+
+fn batch_rng(seed: u64, generation: u32, step: u32) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed ^ ((generation as u64) << 32 | step as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// Trains generation `job.generation` from the checkpoint (or from scratch), then
+/// validates and exports the model. Safe to call again after a kill: it resumes from
+/// the last checkpoint, and does nothing but re-export if the generation is done.
+pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> {
+    let cfg = &job.config;
+    let device = cpu_train_device();
+    let existing = Checkpoint::load(&job.checkpoint)?;
+    let (mut net, mut ckpt) = match existing {
+        Some(c) => {
+            let net = model::store::net_from_bytes(&c.net, c.weights.clone(), &device, &job.checkpoint)?;
+            (net, c)
+        }
+        None => {
+            let net = fresh_net(&job.net, job.seed)?;
+            let c = Checkpoint {
+                net: job.net.clone(),
+                generation: job.generation,
+                generation_step: 0,
+                total_steps: 0,
+                generation_done: false,
+                uses_at_generation_start: Default::default(),
+                uses: Default::default(),
+                seed: job.seed,
+                weights: Vec::new(),
+                optimizer: Vec::new(),
+            };
+            (net, c)
+        }
+    };
+    let mut report = GenerationReport {
+        generation: job.generation,
+        steps: 0,
+        train_samples: 0,
+        validation_samples: 0,
+        validation: None,
+        losses: Vec::new(),
+        skipped: Vec::new(),
+        complete: true,
+    };
+    if ckpt.generation > job.generation || (ckpt.generation == job.generation && ckpt.generation_done) {
+        if !job.export_dir.join(model::store::CONFIG_FILE).exists() {
+            save_model(&net, &job.export_dir)?;
+        }
+        return Ok(report);
+    }
+    let mut step = TrainStep::new(train_config(cfg), device.clone());
+    if !ckpt.optimizer.is_empty() {
+        step.load_optimizer(ckpt.optimizer.clone()).map_err(|e| TrainError::Other(format!("{}: optimizer state: {e}", job.checkpoint.display())))?;
+    }
+    if ckpt.generation < job.generation {
+        // A new generation starts from the previous one's final state.
+        ckpt.generation = job.generation;
+        ckpt.generation_step = 0;
+        ckpt.generation_done = false;
+        ckpt.uses_at_generation_start = ckpt.uses.clone();
+    }
+
+    let window = Window::load(job.variant, &job.shards, cfg.validation_fraction);
+    report.skipped = window.skipped.clone();
+    report.train_samples = window.train.len();
+    report.validation_samples = window.validation.len();
+    let order = epoch_order(&window, &ckpt.uses_at_generation_start, cfg.max_sample_uses, ckpt.seed, job.generation);
+    let steps = cfg.steps_per_generation.min((order.len() / cfg.batch_size) as u32);
+    let batcher = Batcher::new(job.variant, cfg.mirror);
+    tracing::info!(generation = job.generation, steps, samples = window.train.len(), resume_at = ckpt.generation_step, "training");
+
+    let save = |net: &Net, step: &TrainStep, ckpt: &mut Checkpoint| -> Result<(), TrainError> {
+        ckpt.weights = model::store::weights_to_bytes(net);
+        ckpt.optimizer = step.optimizer_bytes().map_err(TrainError::Other)?;
+        ckpt.save(&job.checkpoint)?;
+        Ok(())
+    };
+    let mut s = ckpt.generation_step;
+    while s < steps {
+        let idx = &order[s as usize * cfg.batch_size..(s as usize + 1) * cfg.batch_size];
+        let records: Vec<_> = idx.iter().map(|&i| &window.train[i].record).collect();
+        let dense = batcher.build(&records, &mut batch_rng(ckpt.seed, job.generation, s));
+        let batch = TrainBatch {
+            batch: dense.batch,
+            input: &dense.input,
+            policy_target: &dense.policy,
+            value_target: &dense.wdl,
+            legal_mask: Some(&dense.legal),
+        };
+        let (n, loss) = step.step(net, &batch);
+        net = n;
+        record_uses(&window, &mut ckpt.uses, idx);
+        s += 1;
+        ckpt.generation_step = s;
+        ckpt.total_steps += 1;
+        let l = StepLoss { step: ckpt.total_steps, total: loss.total, policy: loss.policy, value: loss.value };
+        report.losses.push(l);
+        report.steps += 1;
+        if let Some(f) = job.on_step {
+            f(s, steps, &l);
+        }
+        if s % cfg.checkpoint_every == 0 || s == steps {
+            save(&net, &step, &mut ckpt)?;
+        }
+        if job.stop_after.is_some_and(|n| s >= n) && s < steps {
+            if s % cfg.checkpoint_every != 0 {
+                save(&net, &step, &mut ckpt)?;
+            }
+            report.complete = false;
+            return Ok(report);
+        }
+    }
+
+    report.validation = validate(&net, &batcher, &window, cfg);
+    save_model(&net, &job.export_dir)?;
+    ckpt.generation_done = true;
+    save(&net, &step, &mut ckpt)?;
+    Ok(report)
+}
+
+/// Mean eval-mode losses over (up to `validation_positions` of) the held-out games.
+fn validate(net: &Net, batcher: &Batcher, window: &Window, cfg: &TrainerConfig) -> Option<LossStats> {
+    let n = window.validation.len().min(cfg.validation_positions);
+    if n == 0 {
+        return None;
+    }
+    let mut sum = [0.0f64; 3];
+    let mut rng = ChaCha8Rng::seed_from_u64(0);
+    let no_mirror = Batcher::new(batcher.planes().variant(), false);
+    for chunk in window.validation[..n].chunks(cfg.batch_size) {
+        let records: Vec<_> = chunk.iter().map(|s| &s.record).collect();
+        let d = no_mirror.build(&records, &mut rng);
+        let l = model::train::eval_losses(
+            net,
+            &TrainBatch { batch: d.batch, input: &d.input, policy_target: &d.policy, value_target: &d.wdl, legal_mask: Some(&d.legal) },
+            cfg.value_weight,
+        );
+        let w = chunk.len() as f64;
+        sum[0] += l.total as f64 * w;
+        sum[1] += l.policy as f64 * w;
+        sum[2] += l.value as f64 * w;
+    }
+    Some(LossStats { total: (sum[0] / n as f64) as f32, policy: (sum[1] / n as f64) as f32, value: (sum[2] / n as f64) as f32 })
+}
