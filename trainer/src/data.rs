@@ -83,19 +83,32 @@ fn shard_key(path: &Path) -> String {
     format!("{parent}/{}", path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default())
 }
 
-/// The order in which one generation's training visits samples: a seeded shuffle of the
-/// samples used fewer than `max_uses` times. Deterministic in (seed, generation), so a
-/// resumed run replays exactly the order an uninterrupted one would.
-pub fn epoch_order(window: &Window, uses: &UseCounts, max_uses: u8, seed: u64, generation: u32) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..window.train.len())
-        .filter(|&i| {
+/// The order in which one generation's training visits samples: successive seeded
+/// shuffles of the window (passes), each pass holding the samples still under `max_uses`
+/// counting the earlier passes, until `wanted` entries are found or every sample is at
+/// the cap. Deterministic in (seed, generation), so a resumed run replays exactly the
+/// order an uninterrupted one would.
+pub fn epoch_order(window: &Window, uses: &UseCounts, max_uses: u8, seed: u64, generation: u32, wanted: usize) -> Vec<usize> {
+    let used: Vec<u8> = (0..window.train.len())
+        .map(|i| {
             let s = &window.train[i];
-            let used = uses.get(&shard_key(&window.shards[s.shard])).and_then(|v| v.get(s.index)).copied().unwrap_or(0);
-            used < max_uses
+            uses.get(&shard_key(&window.shards[s.shard])).and_then(|v| v.get(s.index)).copied().unwrap_or(0)
         })
         .collect();
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (generation as u64).wrapping_mul(0xA24B_AED4_963E_E407));
-    order.shuffle(&mut rng);
+    let mut order = Vec::new();
+    for pass in 0..max_uses {
+        if order.len() >= wanted {
+            break;
+        }
+        let mut this: Vec<usize> = (0..used.len()).filter(|&i| used[i] as u32 + (pass as u32) < max_uses as u32).collect();
+        if this.is_empty() {
+            break;
+        }
+        this.shuffle(&mut rng);
+        order.extend(this);
+    }
+    order.truncate(wanted);
     order
 }
 

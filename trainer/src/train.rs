@@ -142,7 +142,8 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
     report.skipped = window.skipped.clone();
     report.train_samples = window.train.len();
     report.validation_samples = window.validation.len();
-    let order = epoch_order(&window, &ckpt.uses_at_generation_start, cfg.max_sample_uses, ckpt.seed, job.generation);
+    let wanted = cfg.steps_per_generation as usize * cfg.batch_size;
+    let order = epoch_order(&window, &ckpt.uses_at_generation_start, cfg.max_sample_uses, ckpt.seed, job.generation, wanted);
     let steps = cfg.steps_per_generation.min((order.len() / cfg.batch_size) as u32);
     let batcher = Batcher::new(job.variant, cfg.mirror);
     tracing::info!(generation = job.generation, steps, samples = window.train.len(), resume_at = ckpt.generation_step, "training");

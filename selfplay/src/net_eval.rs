@@ -1,0 +1,70 @@
+//! The network as a search evaluator: encodes each leaf, runs the whole batch in one
+//! call, and turns policy logits into priors over exactly the leaf's legal moves.
+
+use encoding::{ActionSpace, InputPlanes};
+use model::InferenceNet;
+use rules::{Game, Variant};
+use search::{EvalRequest, Evaluation, Evaluator};
+
+pub struct NetEvaluator {
+    net: InferenceNet,
+    planes: InputPlanes,
+    actions: ActionSpace,
+}
+
+impl NetEvaluator {
+    /// Fails if the network's shape does not fit the variant's encodings.
+    pub fn new(net: InferenceNet, variant: &'static Variant) -> Result<NetEvaluator, String> {
+        let planes = InputPlanes::new(variant);
+        let actions = ActionSpace::new(variant);
+        let c = net.config();
+        let (h, w) = planes.board_shape();
+        if c.input_planes != planes.num_planes() || c.policy_planes != actions.num_planes() || c.board_height != h || c.board_width != w {
+            return Err(format!(
+                "network expects {} input planes, {} policy planes on {}x{}; variant {} needs {}, {} on {h}x{w}",
+                c.input_planes,
+                c.policy_planes,
+                c.board_height,
+                c.board_width,
+                variant.name,
+                planes.num_planes(),
+                actions.num_planes()
+            ));
+        }
+        Ok(NetEvaluator { net, planes, actions })
+    }
+}
+
+impl Evaluator<Game> for NetEvaluator {
+    fn evaluate(&self, batch: &[EvalRequest<Game>]) -> Vec<Evaluation> {
+        let c = self.planes.size();
+        let mut input = vec![0.0f32; batch.len() * c];
+        for (i, req) in batch.iter().enumerate() {
+            let g = &req.state;
+            self.planes.encode(g.position(), g.repetitions(), g.ply(), g.max_plies(), &mut input[i * c..(i + 1) * c]);
+        }
+        let out = self.net.forward(&input, batch.len());
+        let a = self.actions.size();
+        batch
+            .iter()
+            .enumerate()
+            .map(|(i, req)| {
+                let side = req.state.position().side_to_move();
+                let logits = &out.policy[i * a..(i + 1) * a];
+                let mut priors: Vec<f32> = req.moves.iter().map(|&m| logits[self.actions.encode(side, m)]).collect();
+                let max = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                let mut sum = 0.0;
+                for p in priors.iter_mut() {
+                    *p = (*p - max).exp();
+                    sum += *p;
+                }
+                if sum > 0.0 {
+                    priors.iter_mut().for_each(|p| *p /= sum);
+                }
+                let v = &out.value[i * 3..i * 3 + 3];
+                let wdl = model::Wdl::from_logits([v[0], v[1], v[2]]);
+                Evaluation { priors, value: wdl.value() }
+            })
+            .collect()
+    }
+}
