@@ -1,5 +1,10 @@
 //! `copper`: the project's command-line program.
 
+mod arena;
+mod config;
+mod plot;
+mod run_loop;
+
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use rules::{perft, Position, Variant};
@@ -53,6 +58,39 @@ enum Command {
         #[arg(long)]
         divide: bool,
     },
+    /// The training loop: self-play, training and evaluation, generation after
+    /// generation, in a run directory; the same command resumes an interrupted run.
+    Train {
+        /// Run configuration (TOML; see configs/).
+        #[arg(long, default_value = "configs/default.toml")]
+        config: std::path::PathBuf,
+        /// Override the config's run_dir.
+        #[arg(long)]
+        run_dir: Option<std::path::PathBuf>,
+        /// Override the config's number of generations.
+        #[arg(long)]
+        generations: Option<u32>,
+        /// No progress bars (summary lines and logs only).
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Self-play only: play the config's games of one generation with a model (or the
+    /// uniform stand-in) and write shards.
+    Selfplay {
+        #[arg(long, default_value = "configs/default.toml")]
+        config: std::path::PathBuf,
+        /// Model directory to play with; the uniform-prior stand-in if omitted.
+        #[arg(long)]
+        model: Option<std::path::PathBuf>,
+        /// Number of games (overrides the config).
+        #[arg(long)]
+        games: Option<u32>,
+        /// Directory for the shards.
+        #[arg(long)]
+        out: std::path::PathBuf,
+        #[arg(long)]
+        quiet: bool,
+    },
     /// Describe a variant: pieces, options, start positions.
     Variant {
         #[command(flatten)]
@@ -62,7 +100,7 @@ enum Command {
 
 fn main() {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn,copper=info".into()))
         .with_writer(std::io::stderr)
         .init();
     if let Err(e) = run(Cli::parse()) {
@@ -97,6 +135,25 @@ fn run(cli: Cli) -> Result<()> {
             let secs = t.elapsed().as_secs_f64();
             println!("nodes {nodes}");
             eprintln!("time {secs:.3} s, {:.2} M nodes/s", nodes as f64 / secs / 1e6);
+        }
+        Command::Train { config, run_dir, generations, quiet } => {
+            let mut cfg = config::RunConfig::load(&config)?;
+            if let Some(d) = run_dir {
+                cfg.run_dir = d;
+            }
+            if let Some(g) = generations {
+                cfg.generations = g;
+            }
+            cfg.validate()?;
+            run_loop::train_loop(&cfg, !quiet)?;
+        }
+        Command::Selfplay { config, model, games, out, quiet } => {
+            let mut cfg = config::RunConfig::load(&config)?;
+            if let Some(n) = games {
+                cfg.selfplay.games = n;
+            }
+            cfg.validate()?;
+            run_loop::standalone_selfplay(&cfg, model.as_deref(), &out, !quiet)?;
         }
         Command::Variant { variant } => {
             let v = variant.load()?;

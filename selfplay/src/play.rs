@@ -66,7 +66,7 @@ struct Slot {
 
 /// Plays the job's games on `job.threads` worker threads, each keeping
 /// `games_in_flight` games going and sending their leaves to `evaluator` in one batch.
-pub fn play_games<E: Evaluator<Game>>(job: &SelfplayJob, evaluator: &E, stats: &Stats) -> Result<Vec<FinishedGame>, RecordError> {
+pub fn play_games<E: Evaluator<Game> + ?Sized>(job: &SelfplayJob, evaluator: &E, stats: &Stats) -> Result<Vec<FinishedGame>, RecordError> {
     let next = AtomicU64::new(0);
     let results = std::sync::Mutex::new(Vec::new());
     let first_error = std::sync::Mutex::new(None);
@@ -109,7 +109,7 @@ fn new_slot(job: &SelfplayJob, game_id: u64) -> Slot {
     Slot { search, game_id, start, rng, records: Vec::new(), full, resign_allowed, low_streak: [0; 2], would_resign: None }
 }
 
-fn worker<E: Evaluator<Game>>(
+fn worker<E: Evaluator<Game> + ?Sized>(
     job: &SelfplayJob,
     evaluator: &E,
     stats: &Stats,
