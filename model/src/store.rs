@@ -278,8 +278,16 @@ mod tests {
         assert_eq!(to_vec(a.policy), to_vec(b.policy));
         assert_eq!(to_vec(a.value), to_vec(b.value));
 
-        // Loading onto the training device and folding both work too.
-        let _train = load_model(&dir, &crate::device::cpu_train_device()).unwrap();
+        // Loading onto the training device gives a trainable net.
+        let train_device = crate::device::cpu_train_device();
+        let mut train_net = load_model(&dir, &train_device).unwrap();
+        let before = to_vec(train_net.stem.conv.weight.val());
+        let mut step = crate::train::TrainStep::new(Default::default(), train_device);
+        train_net = step.step(train_net, &data.view()).0;
+        let after = to_vec(train_net.stem.conv.weight.val());
+        assert!(max_abs_diff(&before, &after) > 0.0, "loaded net did not train");
+
+        // Folding the loaded model works too.
         let folded = load_inference(&dir).unwrap();
         let f = folded.forward(&data.input, 4);
         let a = eval.forward_flat(&data.input, 4, &device);

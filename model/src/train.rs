@@ -230,11 +230,13 @@ mod tests {
 
     /// A tiny net must memorise a fixed batch of 8 random positions with one-hot targets:
     /// the total loss starts near ln(84) + ln(3) = 5.5 and must fall below 0.5 within
-    /// 150 AdamW steps at lr 1e-2.
+    /// 250 AdamW steps at lr 1e-2 (typically ~0.005 after 150 steps; an unlucky init has
+    /// been seen at ~0.2, hence the margin).
     #[test]
     fn tiny_net_overfits_small_batch() {
         let cfg = tiny_config();
         let device = cpu_train_device();
+        device.seed(7);
         let mut net = Net::new(&cfg, &device).unwrap();
         let mut step = TrainStep::new(
             TrainConfig {
@@ -247,7 +249,7 @@ mod tests {
         let data = OwnedBatch::random(&cfg, 8, 42);
         let mut first = None;
         let mut last = None;
-        for _ in 0..150 {
+        for _ in 0..250 {
             let (n, stats) = step.step(net, &data.view());
             net = n;
             first.get_or_insert(stats.total);
@@ -255,7 +257,7 @@ mod tests {
         }
         let (first, last) = (first.unwrap(), last.unwrap());
         assert!(first > 4.0, "initial loss {first}");
-        assert!(last < 0.5, "loss after 150 steps {last} (initial {first})");
+        assert!(last < 0.5, "loss after 250 steps {last} (initial {first})");
         // Eval mode (running BN statistics) must also have learned the batch.
         let eval = eval_losses(&net, &data.view(), 1.0);
         assert!(eval.total < 1.5, "eval-mode loss {eval:?}");
