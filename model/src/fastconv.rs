@@ -67,7 +67,9 @@ fn same_padding() -> ConvOptions<2> {
 
 /// Images per parallel task.
 fn group_size(batch: usize) -> usize {
-    batch.div_ceil(rayon::current_num_threads().max(1)).clamp(1, 4)
+    batch
+        .div_ceil(rayon::current_num_threads().max(1))
+        .clamp(1, 4)
 }
 
 /// `[n, c, s]` (NCHW, one group of images) -> `[n * s, c]` rows.
@@ -111,7 +113,12 @@ fn weight_matrix(w: &[f32], o: usize, c: usize) -> Vec<f32> {
 fn f32_data(t: &FlexTensor) -> std::borrow::Cow<'_, [f32]> {
     match t.as_slice::<f32>() {
         Some(s) => std::borrow::Cow::Borrowed(s),
-        None => std::borrow::Cow::Owned(t.to_contiguous().as_slice::<f32>().expect("contiguous").to_vec()),
+        None => std::borrow::Cow::Owned(
+            t.to_contiguous()
+                .as_slice::<f32>()
+                .expect("contiguous")
+                .to_vec(),
+        ),
     }
 }
 
@@ -124,7 +131,15 @@ fn flex_f32(values: Vec<f32>, shape: Vec<usize>) -> FlexTensor {
 }
 
 /// Forward kernel on NCHW buffers: `x [b, c, h*w]`, weight matrix `[9c, o]`.
-fn conv3x3_nchw(x: &[f32], wm: &[f32], b: usize, c: usize, o: usize, h: usize, w: usize) -> Vec<f32> {
+fn conv3x3_nchw(
+    x: &[f32],
+    wm: &[f32],
+    b: usize,
+    c: usize,
+    o: usize,
+    h: usize,
+    w: usize,
+) -> Vec<f32> {
     let s = h * w;
     let mut out = vec![0.0; b * o * s];
     let g = group_size(b);
@@ -152,7 +167,15 @@ fn conv3x3_nchw(x: &[f32], wm: &[f32], b: usize, c: usize, o: usize, h: usize, w
 }
 
 /// Weight-gradient kernel: `x [b, c, s]`, `dy [b, o, s]` -> `dW` matrix `[9c, o]`.
-fn weight_grad_nchw(x: &[f32], dy: &[f32], b: usize, c: usize, o: usize, h: usize, w: usize) -> Vec<f32> {
+fn weight_grad_nchw(
+    x: &[f32],
+    dy: &[f32],
+    b: usize,
+    c: usize,
+    o: usize,
+    h: usize,
+    w: usize,
+) -> Vec<f32> {
     let s = h * w;
     let g = group_size(b);
     let k = 9 * c;
@@ -228,7 +251,10 @@ impl Conv3x3Ops for Flex {
         }
         let [b, c, h, w] = dims4(&x);
         let [o, c2, kh, kw] = dims4(&weight);
-        assert!(c == c2 && kh == 3 && kw == 3, "conv3x3: weight must be [O, C, 3, 3]");
+        assert!(
+            c == c2 && kh == 3 && kw == 3,
+            "conv3x3: weight must be [O, C, 3, 3]"
+        );
         let wm = weight_matrix(&f32_data(&weight), o, c);
         let out = conv3x3_nchw(&f32_data(&x), &wm, b, c, o, h, w);
         flex_f32(out, vec![b, o, h, w])
@@ -237,10 +263,18 @@ impl Conv3x3Ops for Flex {
     fn conv3x3_weight_grad(x: FlexTensor, grad_out: FlexTensor) -> FlexTensor {
         let [b, c, h, w] = dims4(&x);
         let [b2, o, h2, w2] = dims4(&grad_out);
-        assert!(b == b2 && h == h2 && w == w2, "conv3x3_weight_grad: shape mismatch");
+        assert!(
+            b == b2 && h == h2 && w == w2,
+            "conv3x3_weight_grad: shape mismatch"
+        );
         if x.dtype() != DType::F32 || grad_out.dtype() != DType::F32 {
             let weight = FlexTensor::zeros(Shape::from(vec![o, c, 3, 3]), x.dtype());
-            return <Flex as ModuleOps<Flex>>::conv2d_weight_backward(x, weight, grad_out, same_padding());
+            return <Flex as ModuleOps<Flex>>::conv2d_weight_backward(
+                x,
+                weight,
+                grad_out,
+                same_padding(),
+            );
         }
         let dwm = weight_grad_nchw(&f32_data(&x), &f32_data(&grad_out), b, c, o, h, w);
         let mut dw = vec![0.0; o * c * 9];
@@ -321,10 +355,12 @@ impl<B: Backend + Conv3x3Ops, C: CheckpointStrategy> Conv3x3Ops for Autodiff<B, 
             fn backward(self, _: Ops<(), 0>, _: &mut Gradients, _: &mut Checkpointer) {}
         }
 
-        Leaf.prepare::<C>([]).compute_bound().stateless(B::conv3x3_weight_grad(
-            x.into_primitive(),
-            grad_out.into_primitive(),
-        ))
+        Leaf.prepare::<C>([])
+            .compute_bound()
+            .stateless(B::conv3x3_weight_grad(
+                x.into_primitive(),
+                grad_out.into_primitive(),
+            ))
     }
 }
 

@@ -125,8 +125,16 @@ impl InferenceNet {
     /// `[batch, policy_planes * H * W]`, `value` `[batch, 3]`.
     pub fn forward_into(&self, input: &[f32], batch: usize, policy: &mut [f32], value: &mut [f32]) {
         let cfg = &self.net.config;
-        assert_eq!(input.len(), batch * cfg.input_len(), "input must be [batch, planes, H, W]");
-        assert_eq!(policy.len(), batch * cfg.policy_len(), "policy must be [batch, P*H*W]");
+        assert_eq!(
+            input.len(),
+            batch * cfg.input_len(),
+            "input must be [batch, planes, H, W]"
+        );
+        assert_eq!(
+            policy.len(),
+            batch * cfg.policy_len(),
+            "policy must be [batch, P*H*W]"
+        );
         assert_eq!(value.len(), batch * 3, "value must be [batch, 3]");
         if batch == 0 {
             return;
@@ -159,8 +167,16 @@ impl InferenceNet {
         value: &mut [f32],
     ) {
         let cfg = &self.net.config;
-        assert_eq!(input.len(), batch * cfg.input_len(), "input must be [batch, planes, H, W]");
-        assert_eq!(policy.len(), batch * cfg.policy_len(), "policy must be [batch, P*H*W]");
+        assert_eq!(
+            input.len(),
+            batch * cfg.input_len(),
+            "input must be [batch, planes, H, W]"
+        );
+        assert_eq!(
+            policy.len(),
+            batch * cfg.policy_len(),
+            "policy must be [batch, P*H*W]"
+        );
         assert_eq!(value.len(), batch * 3, "value must be [batch, 3]");
         for ((input, policy), value) in input
             .chunks(MAX_GROUP * cfg.input_len())
@@ -173,7 +189,14 @@ impl InferenceNet {
     }
 
     /// Whole network on `n` images.
-    fn forward_group(&self, input: &[f32], n: usize, policy: &mut [f32], value: &mut [f32], par: bool) {
+    fn forward_group(
+        &self,
+        input: &[f32],
+        n: usize,
+        policy: &mut [f32],
+        value: &mut [f32],
+        par: bool,
+    ) {
         SCRATCH.with(|scratch| {
             let mut fresh = Scratch::default();
             let mut guard = scratch.try_borrow_mut();
@@ -222,10 +245,37 @@ impl InferenceNet {
         sized(&mut y, rows * c);
         sized(&mut t, rows * c);
 
-        conv_all(net.stem.view(), &s.input[..rows * planes], h, w, &mut x[..rows * c], None, true, par);
+        conv_all(
+            net.stem.view(),
+            &s.input[..rows * planes],
+            h,
+            w,
+            &mut x[..rows * c],
+            None,
+            true,
+            par,
+        );
         for [a, b] in &net.blocks {
-            conv_all(a.view(), &x[..rows * c], h, w, &mut t[..rows * c], None, true, par);
-            conv_all(b.view(), &t[..rows * c], h, w, &mut y[..rows * c], Some(&x[..rows * c]), true, par);
+            conv_all(
+                a.view(),
+                &x[..rows * c],
+                h,
+                w,
+                &mut t[..rows * c],
+                None,
+                true,
+                par,
+            );
+            conv_all(
+                b.view(),
+                &t[..rows * c],
+                h,
+                w,
+                &mut y[..rows * c],
+                Some(&x[..rows * c]),
+                true,
+                par,
+            );
             std::mem::swap(&mut x, &mut y);
         }
         let trunk = &x[..rows * c];
@@ -288,10 +338,10 @@ impl InferenceNet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use burn::module::Module;
     use crate::device::cpu_device;
     use crate::tensor_util::to_vec;
     use crate::testutil::{max_abs_diff, trained_tiny_net, OwnedBatch};
+    use burn::module::Module;
 
     #[test]
     fn folded_matches_eval_mode_net() {
@@ -311,7 +361,10 @@ mod tests {
             let got = folded.forward(&data.input, batch);
             let dp = max_abs_diff(&want_p, &got.policy);
             let dv = max_abs_diff(&want_v, &got.value);
-            assert!(dp < 1e-4 && dv < 1e-4, "batch {batch}: policy {dp}, value {dv}");
+            assert!(
+                dp < 1e-4 && dv < 1e-4,
+                "batch {batch}: policy {dp}, value {dv}"
+            );
 
             let mut p = vec![0.0; got.policy.len()];
             let mut v = vec![0.0; got.value.len()];

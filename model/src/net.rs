@@ -165,11 +165,7 @@ impl Net {
             .init(device),
             fc2: LinearConfig::new(config.value_hidden, 3).init(device),
         };
-        tracing::debug!(
-            blocks = config.blocks,
-            channels = c,
-            "network initialised"
-        );
+        tracing::debug!(blocks = config.blocks, channels = c, "network initialised");
         Ok(Self {
             stem,
             blocks,
@@ -206,7 +202,10 @@ impl Net {
             .reshape([batch, self.config.policy_len()]);
 
         let v = relu(self.value.conv.forward(x));
-        let v = v.reshape([batch, self.config.value_head_channels * self.config.squares()]);
+        let v = v.reshape([
+            batch,
+            self.config.value_head_channels * self.config.squares(),
+        ]);
         let v = relu(self.value.fc1.forward(v));
         let value = self.value.fc2.forward(v);
 

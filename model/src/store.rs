@@ -178,11 +178,10 @@ pub fn save_model(net: &Net, dir: &Path) -> Result<(), ModelIoError> {
 pub fn read_manifest(dir: &Path) -> Result<Manifest, ModelIoError> {
     let path = dir.join(CONFIG_FILE);
     let text = fs::read(&path).map_err(io_err(&path))?;
-    let manifest: Manifest =
-        serde_json::from_slice(&text).map_err(|e| ModelIoError::Manifest {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
+    let manifest: Manifest = serde_json::from_slice(&text).map_err(|e| ModelIoError::Manifest {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
     if manifest.format != FORMAT_VERSION {
         return Err(ModelIoError::Manifest {
             path,
@@ -202,7 +201,10 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, ModelIoError> {
     if manifest.weights.contains(['/', '\\']) || manifest.weights.is_empty() {
         return Err(ModelIoError::Manifest {
             path,
-            message: format!("weights file name {:?} is not a plain name", manifest.weights),
+            message: format!(
+                "weights file name {:?} is not a plain name",
+                manifest.weights
+            ),
         });
     }
     Ok(manifest)
@@ -285,7 +287,10 @@ mod tests {
         let mut step = crate::train::TrainStep::new(Default::default(), train_device);
         train_net = step.step(train_net, &data.view()).0;
         let after = to_vec(train_net.stem.conv.weight.val());
-        assert!(max_abs_diff(&before, &after) > 0.0, "loaded net did not train");
+        assert!(
+            max_abs_diff(&before, &after) > 0.0,
+            "loaded net did not train"
+        );
 
         // Folding the loaded model works too.
         let folded = load_inference(&dir).unwrap();
@@ -328,9 +333,16 @@ mod tests {
             manifest.weights_bytes = bad.len() as u64;
             manifest.weights_fnv1a64 = format!("{:016x}", fnv1a64(&bad));
             fs::write(dir.join(WEIGHTS_FILE), &bad).unwrap();
-            fs::write(dir.join(CONFIG_FILE), serde_json::to_vec(&manifest).unwrap()).unwrap();
+            fs::write(
+                dir.join(CONFIG_FILE),
+                serde_json::to_vec(&manifest).unwrap(),
+            )
+            .unwrap();
             let err = load_model(&dir, &cpu_device()).unwrap_err();
-            assert!(matches!(err, ModelIoError::Weights { .. }), "case {i}: {err}");
+            assert!(
+                matches!(err, ModelIoError::Weights { .. }),
+                "case {i}: {err}"
+            );
             assert!(err.to_string().contains(WEIGHTS_FILE), "case {i}: {err}");
             fs::remove_dir_all(&dir).unwrap();
         }
@@ -373,7 +385,11 @@ mod tests {
         save_model(&net, &dir).unwrap();
         let mut manifest = read_manifest(&dir).unwrap();
         manifest.config = tiny_config().with_tower(2, 12);
-        fs::write(dir.join(CONFIG_FILE), serde_json::to_vec(&manifest).unwrap()).unwrap();
+        fs::write(
+            dir.join(CONFIG_FILE),
+            serde_json::to_vec(&manifest).unwrap(),
+        )
+        .unwrap();
         let err = load_model(&dir, &cpu_device()).unwrap_err();
         assert!(matches!(err, ModelIoError::Weights { .. }), "{err}");
         fs::remove_dir_all(&dir).unwrap();

@@ -142,12 +142,16 @@ impl TrainStep {
         let input = input_tensor(&cfg, batch.input, b, d);
         let policy_target = matrix(batch.policy_target, b, cfg.policy_len(), d);
         let value_target = matrix(batch.value_target, b, 3, d);
-        let mask = batch
-            .legal_mask
-            .map(|m| matrix(m, b, cfg.policy_len(), d));
+        let mask = batch.legal_mask.map(|m| matrix(m, b, cfg.policy_len(), d));
 
         let output = net.forward(input);
-        let l = losses(output, policy_target, value_target, mask, self.config.value_weight);
+        let l = losses(
+            output,
+            policy_target,
+            value_target,
+            mask,
+            self.config.value_weight,
+        );
         let grads = GradientsParams::from_grads(l.total.backward(), &net);
         let net = self.optim.step(self.config.learning_rate, net, grads);
         let stats = LossStats {
@@ -223,7 +227,10 @@ mod tests {
         let p1 = l1.policy.into_scalar::<f32>();
         let p2 = l2.policy.into_scalar::<f32>();
         let want = -(1.0f32.exp() / (1.0f32.exp() + 2.0f32.exp())).ln();
-        assert!((p1 - want).abs() < 1e-5 && (p2 - want).abs() < 1e-5, "{p1} {p2} {want}");
+        assert!(
+            (p1 - want).abs() < 1e-5 && (p2 - want).abs() < 1e-5,
+            "{p1} {p2} {want}"
+        );
         let v = l1.value.into_scalar::<f32>();
         assert!((v - 3.0f32.ln()).abs() < 1e-5);
     }

@@ -48,7 +48,8 @@ fn parse_args() -> Args {
     while i < argv.len() {
         let key = argv[i].as_str();
         let val = argv.get(i + 1).cloned().unwrap_or_default();
-        let list = |v: &str| -> Vec<usize> { v.split(',').map(|x| x.parse().expect("number")).collect() };
+        let list =
+            |v: &str| -> Vec<usize> { v.split(',').map(|x| x.parse().expect("number")).collect() };
         match key {
             "--threads" => a.threads = val.parse().expect("threads"),
             "--sizes" => {
@@ -98,11 +99,15 @@ fn report(engine: &str, size: &str, kind: &str, batch: usize, per_s: f64) {
 }
 
 fn random_input(rng: &mut impl Rng, len: usize) -> Vec<f32> {
-    (0..len).map(|_| if rng.random::<f32>() < 0.1 { 1.0 } else { 0.0 }).collect()
+    (0..len)
+        .map(|_| if rng.random::<f32>() < 0.1 { 1.0 } else { 0.0 })
+        .collect()
 }
 
 fn softmax_rows(rng: &mut impl Rng, rows: usize, cols: usize) -> Vec<f32> {
-    let mut v: Vec<f32> = (0..rows * cols).map(|_| rng.random::<f32>().exp()).collect();
+    let mut v: Vec<f32> = (0..rows * cols)
+        .map(|_| rng.random::<f32>().exp())
+        .collect();
     for row in v.chunks_exact_mut(cols) {
         let s: f32 = row.iter().sum();
         row.iter_mut().for_each(|x| *x /= s);
