@@ -9,7 +9,8 @@
 //!          [--engines burn,burn_ref,folded,train,train_ref]
 //!
 //! Engines: `burn` = `Net::forward` on burn-flex (with the conv3x3 extension), `burn_ref` =
-//! `Net::forward_reference` (burn-flex's own conv2d), `folded` = `InferenceNet`,
+//! `Net::forward_reference` (burn-flex's own conv2d), `folded` = `InferenceNet` (Winograd),
+//! `folded_im2col` = `InferenceNet` with Winograd off,
 //! `train` = `TrainStep`, `train_ref` = the same step with burn's own conv2d.
 //! ```
 
@@ -136,6 +137,7 @@ fn main() {
         let device = cpu_device();
         let net = Net::new(&cfg, &device).expect("config");
         let folded = InferenceNet::from_net(&net);
+        let folded_im2col = InferenceNet::from_net(&net).with_winograd(false);
 
         for &batch in &a.batches {
             let input = random_input(&mut rng, batch * cfg.input_len());
@@ -160,14 +162,17 @@ fn main() {
                     (batch * iters) as f64 / el,
                 );
             }
-            if has("folded") {
+            for (engine, net) in [("folded", &folded), ("folded_im2col", &folded_im2col)] {
+                if !has(engine) {
+                    continue;
+                }
                 let mut policy = vec![0.0; batch * cfg.policy_len()];
                 let mut value = vec![0.0; batch * 3];
                 let (iters, el) = timed(a.seconds, || {
-                    folded.forward_into(&input, batch, &mut policy, &mut value);
+                    net.forward_into(&input, batch, &mut policy, &mut value);
                     std::hint::black_box(&value);
                 });
-                report("folded", &size, "infer", batch, (batch * iters) as f64 / el);
+                report(engine, &size, "infer", batch, (batch * iters) as f64 / el);
             }
         }
 
