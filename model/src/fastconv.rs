@@ -4,14 +4,14 @@
 //! burn-flex's own conv2d runs one small matrix product per image and its backward uses a
 //! transposed convolution plus layout copies; on a 9x9 board most of the matrix kernel's
 //! speed is lost. This op computes the same function (3x3 kernel, stride 1, zero padding 1,
-//! no bias, NCHW tensors) by converting groups of images to channels-last rows and running
-//! im2col tiles through one large product ([`crate::kernels`]):
+//! no bias, NCHW tensors) by converting groups of images to channels-last rows:
 //!
-//! - forward: `y = conv3x3(x, W)`;
+//! - forward: `y = conv3x3(x, W)` with Winograd F(2x2, 3x3) ([`crate::winograd`]);
 //! - input gradient: `dx = conv3x3(dy, W')` with `W'[c, o, ky, kx] = W[o, c, 2-ky, 2-kx]`
 //!   (a stride-1 "same" 3x3 convolution's transpose is the convolution with the kernel
 //!   rotated by 180 degrees and the channel axes swapped);
-//! - weight gradient: `dW = im2col(x)^T @ dy`, accumulated per thread over image groups.
+//! - weight gradient: `dW = im2col(x)^T @ dy` ([`crate::kernels`] im2col tiles), accumulated
+//!   per thread over image groups.
 //!
 //! Only burn-flex (and autodiff over it) implements the extension; [`conv3x3`] falls back to
 //! burn's conv2d on every other device (GPU).
@@ -29,7 +29,8 @@ use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Bytes, DType, Device, Shape, Tensor};
 use rayon::prelude::*;
 
-use crate::kernels::{conv_rows, im2col3x3, sized, with_cols, ConvWeights, TILE_ROWS};
+use crate::kernels::{im2col3x3, sized, with_cols, TILE_ROWS};
+use crate::winograd::{conv3x3_winograd, WinogradConv, WinogradScratch};
 
 /// 3x3 "same" convolution without bias, with its own backward pass on burn-flex.
 #[backend_extension(Flex, Autodiff)]
@@ -143,23 +144,17 @@ fn conv3x3_nchw(
     let s = h * w;
     let mut out = vec![0.0; b * o * s];
     let g = group_size(b);
-    let weights = ConvWeights {
-        c_in: c,
-        c_out: o,
-        kernel: 3,
-        weight: wm,
-        bias: None,
-    };
+    let conv = WinogradConv::new(c, o, wm, &vec![0.0; o]);
     x.par_chunks(g * c * s)
         .zip(out.par_chunks_mut(g * o * s))
         .for_each_init(
-            || (Vec::new(), Vec::new()),
-            |(rows_in, rows_out), (xg, og)| {
+            || (Vec::new(), Vec::new(), WinogradScratch::default()),
+            |(rows_in, rows_out, scratch), (xg, og)| {
                 let n = xg.len() / (c * s);
                 let rows_in = sized(rows_in, n * s * c);
                 to_rows(xg, c, s, rows_in);
                 let rows_out = sized(rows_out, n * s * o);
-                conv_rows(weights, rows_in, h, w, 0, rows_out, None, false);
+                conv3x3_winograd(&conv, rows_in, n, h, w, rows_out, None, false, scratch);
                 from_rows(rows_out, o, s, og);
             },
         );
