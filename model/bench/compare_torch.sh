@@ -30,6 +30,11 @@ echo "== building netbench" >&2
 (cd "$root" && cargo build -j 1 --release -p model --bin netbench) >&2
 
 export OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS RAYON_NUM_THREADS=$THREADS
+load1=$(cut -d' ' -f1 /proc/loadavg)
+if awk "BEGIN{exit !($load1 > 0.5)}"; then
+  echo "WARNING: 1-minute load average is $load1 before starting: other work is using the CPU," >&2
+  echo "         figures will be low and noisy (torch's OpenMP threads suffer most)." >&2
+fi
 out=$(mktemp -d)
 common=(--threads "$THREADS" --batches "$BATCHES" --train-batch "$TRAIN_BATCH"
         --seconds "$BENCH_SECONDS" --planes "$PLANES" --policy-planes "$POLICY_PLANES")

@@ -26,7 +26,7 @@ def main(path):
     head = ["size", "what", "batch", "torch/s"]
     if frozen:
         head.append("torch-frozen/s")
-    head += ["burn-flex/s", "folded/s", "flex/torch", "folded/torch"]
+    head += ["burn-flex ref/s", "burn+conv3x3/s", "folded/s", "ref/torch", "burn/torch", "folded/torch"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for key in sorted(order, key=lambda k: (int(k[0].split("x")[0]) * 1000 + int(k[0].split("x")[1]), k[1], k[2])):
@@ -36,12 +36,12 @@ def main(path):
         cells = [size, "inference" if kind == "infer" else "training", str(batch), f"{t:.0f}" if t else "-"]
         if frozen:
             cells.append(f"{v['torch_frozen']:.0f}" if "torch_frozen" in v else "-")
-        b = v.get("burn")
-        f = v.get("folded")
-        cells.append(f"{b:.0f}" if b else "-")
-        cells.append(f"{f:.0f}" if f else "-")
-        cells.append(f"{b / t:.2f}x" if b and t else "-")
-        cells.append(f"{f / t:.2f}x" if f and t else "-")
+        for e in ("burn_ref", "burn", "folded"):
+            x = v.get(e)
+            cells.append(f"{x:.0f}" if x else "-")
+        for e in ("burn_ref", "burn", "folded"):
+            x = v.get(e)
+            cells.append(f"{x / t:.2f}x" if x and t else "-")
         print("| " + " | ".join(cells) + " |")
     print()
     for l in loads:

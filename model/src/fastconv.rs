@@ -4,14 +4,14 @@
 //! burn-flex's own conv2d runs one small matrix product per image and its backward uses a
 //! transposed convolution plus layout copies; on a 9x9 board most of the matrix kernel's
 //! speed is lost. This op computes the same function (3x3 kernel, stride 1, zero padding 1,
-//! no bias, NCHW tensors) by converting groups of images to channels-last rows and running
-//! im2col tiles through one large product ([`crate::kernels`]):
+//! no bias, NCHW tensors) by converting groups of images to channels-last rows:
 //!
-//! - forward: `y = conv3x3(x, W)`;
+//! - forward: `y = conv3x3(x, W)` with Winograd F(2x2, 3x3) ([`crate::winograd`]);
 //! - input gradient: `dx = conv3x3(dy, W')` with `W'[c, o, ky, kx] = W[o, c, 2-ky, 2-kx]`
 //!   (a stride-1 "same" 3x3 convolution's transpose is the convolution with the kernel
 //!   rotated by 180 degrees and the channel axes swapped);
-//! - weight gradient: `dW = im2col(x)^T @ dy`, accumulated per thread over image groups.
+//! - weight gradient: `dW = im2col(x)^T @ dy` ([`crate::kernels`] im2col tiles), accumulated
+//!   per thread over image groups.
 //!
 //! Only burn-flex (and autodiff over it) implements the extension; [`conv3x3`] falls back to
 //! burn's conv2d on every other device (GPU).
@@ -29,7 +29,8 @@ use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Bytes, DType, Device, Shape, Tensor};
 use rayon::prelude::*;
 
-use crate::kernels::{conv_rows, im2col3x3, sized, with_cols, ConvWeights, TILE_ROWS};
+use crate::kernels::{im2col3x3, sized, with_cols, TILE_ROWS};
+use crate::winograd::{conv3x3_winograd, WinogradConv, WinogradScratch};
 
 /// 3x3 "same" convolution without bias, with its own backward pass on burn-flex.
 #[backend_extension(Flex, Autodiff)]
@@ -67,7 +68,9 @@ fn same_padding() -> ConvOptions<2> {
 
 /// Images per parallel task.
 fn group_size(batch: usize) -> usize {
-    batch.div_ceil(rayon::current_num_threads().max(1)).clamp(1, 4)
+    batch
+        .div_ceil(rayon::current_num_threads().max(1))
+        .clamp(1, 4)
 }
 
 /// `[n, c, s]` (NCHW, one group of images) -> `[n * s, c]` rows.
@@ -111,7 +114,12 @@ fn weight_matrix(w: &[f32], o: usize, c: usize) -> Vec<f32> {
 fn f32_data(t: &FlexTensor) -> std::borrow::Cow<'_, [f32]> {
     match t.as_slice::<f32>() {
         Some(s) => std::borrow::Cow::Borrowed(s),
-        None => std::borrow::Cow::Owned(t.to_contiguous().as_slice::<f32>().expect("contiguous").to_vec()),
+        None => std::borrow::Cow::Owned(
+            t.to_contiguous()
+                .as_slice::<f32>()
+                .expect("contiguous")
+                .to_vec(),
+        ),
     }
 }
 
@@ -124,27 +132,29 @@ fn flex_f32(values: Vec<f32>, shape: Vec<usize>) -> FlexTensor {
 }
 
 /// Forward kernel on NCHW buffers: `x [b, c, h*w]`, weight matrix `[9c, o]`.
-fn conv3x3_nchw(x: &[f32], wm: &[f32], b: usize, c: usize, o: usize, h: usize, w: usize) -> Vec<f32> {
+fn conv3x3_nchw(
+    x: &[f32],
+    wm: &[f32],
+    b: usize,
+    c: usize,
+    o: usize,
+    h: usize,
+    w: usize,
+) -> Vec<f32> {
     let s = h * w;
     let mut out = vec![0.0; b * o * s];
     let g = group_size(b);
-    let weights = ConvWeights {
-        c_in: c,
-        c_out: o,
-        kernel: 3,
-        weight: wm,
-        bias: None,
-    };
+    let conv = WinogradConv::new(c, o, wm, &vec![0.0; o]);
     x.par_chunks(g * c * s)
         .zip(out.par_chunks_mut(g * o * s))
         .for_each_init(
-            || (Vec::new(), Vec::new()),
-            |(rows_in, rows_out), (xg, og)| {
+            || (Vec::new(), Vec::new(), WinogradScratch::default()),
+            |(rows_in, rows_out, scratch), (xg, og)| {
                 let n = xg.len() / (c * s);
                 let rows_in = sized(rows_in, n * s * c);
                 to_rows(xg, c, s, rows_in);
                 let rows_out = sized(rows_out, n * s * o);
-                conv_rows(weights, rows_in, h, w, 0, rows_out, None, false);
+                conv3x3_winograd(&conv, rows_in, n, h, w, rows_out, None, false, scratch);
                 from_rows(rows_out, o, s, og);
             },
         );
@@ -152,7 +162,15 @@ fn conv3x3_nchw(x: &[f32], wm: &[f32], b: usize, c: usize, o: usize, h: usize, w
 }
 
 /// Weight-gradient kernel: `x [b, c, s]`, `dy [b, o, s]` -> `dW` matrix `[9c, o]`.
-fn weight_grad_nchw(x: &[f32], dy: &[f32], b: usize, c: usize, o: usize, h: usize, w: usize) -> Vec<f32> {
+fn weight_grad_nchw(
+    x: &[f32],
+    dy: &[f32],
+    b: usize,
+    c: usize,
+    o: usize,
+    h: usize,
+    w: usize,
+) -> Vec<f32> {
     let s = h * w;
     let g = group_size(b);
     let k = 9 * c;
@@ -228,7 +246,10 @@ impl Conv3x3Ops for Flex {
         }
         let [b, c, h, w] = dims4(&x);
         let [o, c2, kh, kw] = dims4(&weight);
-        assert!(c == c2 && kh == 3 && kw == 3, "conv3x3: weight must be [O, C, 3, 3]");
+        assert!(
+            c == c2 && kh == 3 && kw == 3,
+            "conv3x3: weight must be [O, C, 3, 3]"
+        );
         let wm = weight_matrix(&f32_data(&weight), o, c);
         let out = conv3x3_nchw(&f32_data(&x), &wm, b, c, o, h, w);
         flex_f32(out, vec![b, o, h, w])
@@ -237,10 +258,18 @@ impl Conv3x3Ops for Flex {
     fn conv3x3_weight_grad(x: FlexTensor, grad_out: FlexTensor) -> FlexTensor {
         let [b, c, h, w] = dims4(&x);
         let [b2, o, h2, w2] = dims4(&grad_out);
-        assert!(b == b2 && h == h2 && w == w2, "conv3x3_weight_grad: shape mismatch");
+        assert!(
+            b == b2 && h == h2 && w == w2,
+            "conv3x3_weight_grad: shape mismatch"
+        );
         if x.dtype() != DType::F32 || grad_out.dtype() != DType::F32 {
             let weight = FlexTensor::zeros(Shape::from(vec![o, c, 3, 3]), x.dtype());
-            return <Flex as ModuleOps<Flex>>::conv2d_weight_backward(x, weight, grad_out, same_padding());
+            return <Flex as ModuleOps<Flex>>::conv2d_weight_backward(
+                x,
+                weight,
+                grad_out,
+                same_padding(),
+            );
         }
         let dwm = weight_grad_nchw(&f32_data(&x), &f32_data(&grad_out), b, c, o, h, w);
         let mut dw = vec![0.0; o * c * 9];
@@ -321,10 +350,12 @@ impl<B: Backend + Conv3x3Ops, C: CheckpointStrategy> Conv3x3Ops for Autodiff<B, 
             fn backward(self, _: Ops<(), 0>, _: &mut Gradients, _: &mut Checkpointer) {}
         }
 
-        Leaf.prepare::<C>([]).compute_bound().stateless(B::conv3x3_weight_grad(
-            x.into_primitive(),
-            grad_out.into_primitive(),
-        ))
+        Leaf.prepare::<C>([])
+            .compute_bound()
+            .stateless(B::conv3x3_weight_grad(
+                x.into_primitive(),
+                grad_out.into_primitive(),
+            ))
     }
 }
 

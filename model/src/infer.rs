@@ -23,6 +23,7 @@ use crate::config::NetConfig;
 use crate::fold::{FoldedConv, FoldedDense, FoldedNet};
 use crate::kernels::{conv_all, matmul_acc, relu_in_place, sized, ConvWeights};
 use crate::net::Net;
+use crate::winograd::{conv3x3_winograd, WinogradConv, WinogradScratch};
 /// Most images one thread runs through the network at once (4, 8, 16 within noise).
 const MAX_GROUP: usize = 8;
 
@@ -39,11 +40,30 @@ pub struct Evaluation {
 #[derive(Debug, Clone)]
 pub struct InferenceNet {
     net: FoldedNet,
+    /// Winograd-transformed stem and tower convolutions (`None`: im2col everywhere).
+    winograd: Option<WinogradTower>,
+}
+
+#[derive(Debug, Clone)]
+struct WinogradTower {
+    stem: WinogradConv,
+    blocks: Vec<[WinogradConv; 2]>,
+}
+
+impl WinogradTower {
+    fn new(net: &FoldedNet) -> Self {
+        let w = |c: &FoldedConv| WinogradConv::new(c.c_in, c.c_out, &c.weight, &c.bias);
+        Self {
+            stem: w(&net.stem),
+            blocks: net.blocks.iter().map(|[a, b]| [w(a), w(b)]).collect(),
+        }
+    }
 }
 
 /// Per-thread reusable buffers (avoids page-faulting fresh allocations on every call).
 #[derive(Default)]
 struct Scratch {
+    wino: WinogradScratch,
     input: Vec<f32>,
     x: Vec<f32>,
     y: Vec<f32>,
@@ -89,9 +109,21 @@ fn dense_rows(layer: &FoldedDense, input: &[f32], rows: usize, out: &mut [f32], 
 }
 
 impl InferenceNet {
-    /// Wraps already folded weights.
+    /// Wraps already folded weights (Winograd on, see [`with_winograd`](Self::with_winograd)).
     pub fn new(net: FoldedNet) -> Self {
-        Self { net }
+        Self {
+            winograd: Some(WinogradTower::new(&net)),
+            net,
+        }
+    }
+
+    /// Chooses how batches of at least one image per thread compute the 3x3 convolutions:
+    /// Winograd F(2x2, 3x3) (`true`, default: fewer multiply-adds) or im2col + one matrix
+    /// product (`false`). Both give the same outputs within float rounding. Batches smaller
+    /// than the thread count always use im2col, split across threads.
+    pub fn with_winograd(mut self, on: bool) -> Self {
+        self.winograd = on.then(|| WinogradTower::new(&self.net));
+        self
     }
 
     /// Folds an (eval-mode copy of) `net`.
@@ -125,8 +157,16 @@ impl InferenceNet {
     /// `[batch, policy_planes * H * W]`, `value` `[batch, 3]`.
     pub fn forward_into(&self, input: &[f32], batch: usize, policy: &mut [f32], value: &mut [f32]) {
         let cfg = &self.net.config;
-        assert_eq!(input.len(), batch * cfg.input_len(), "input must be [batch, planes, H, W]");
-        assert_eq!(policy.len(), batch * cfg.policy_len(), "policy must be [batch, P*H*W]");
+        assert_eq!(
+            input.len(),
+            batch * cfg.input_len(),
+            "input must be [batch, planes, H, W]"
+        );
+        assert_eq!(
+            policy.len(),
+            batch * cfg.policy_len(),
+            "policy must be [batch, P*H*W]"
+        );
         assert_eq!(value.len(), batch * 3, "value must be [batch, 3]");
         if batch == 0 {
             return;
@@ -159,8 +199,16 @@ impl InferenceNet {
         value: &mut [f32],
     ) {
         let cfg = &self.net.config;
-        assert_eq!(input.len(), batch * cfg.input_len(), "input must be [batch, planes, H, W]");
-        assert_eq!(policy.len(), batch * cfg.policy_len(), "policy must be [batch, P*H*W]");
+        assert_eq!(
+            input.len(),
+            batch * cfg.input_len(),
+            "input must be [batch, planes, H, W]"
+        );
+        assert_eq!(
+            policy.len(),
+            batch * cfg.policy_len(),
+            "policy must be [batch, P*H*W]"
+        );
         assert_eq!(value.len(), batch * 3, "value must be [batch, 3]");
         for ((input, policy), value) in input
             .chunks(MAX_GROUP * cfg.input_len())
@@ -173,7 +221,14 @@ impl InferenceNet {
     }
 
     /// Whole network on `n` images.
-    fn forward_group(&self, input: &[f32], n: usize, policy: &mut [f32], value: &mut [f32], par: bool) {
+    fn forward_group(
+        &self,
+        input: &[f32],
+        n: usize,
+        policy: &mut [f32],
+        value: &mut [f32],
+        par: bool,
+    ) {
         SCRATCH.with(|scratch| {
             let mut fresh = Scratch::default();
             let mut guard = scratch.try_borrow_mut();
@@ -222,11 +277,75 @@ impl InferenceNet {
         sized(&mut y, rows * c);
         sized(&mut t, rows * c);
 
-        conv_all(net.stem.view(), &s.input[..rows * planes], h, w, &mut x[..rows * c], None, true, par);
-        for [a, b] in &net.blocks {
-            conv_all(a.view(), &x[..rows * c], h, w, &mut t[..rows * c], None, true, par);
-            conv_all(b.view(), &t[..rows * c], h, w, &mut y[..rows * c], Some(&x[..rows * c]), true, par);
-            std::mem::swap(&mut x, &mut y);
+        match (&self.winograd, par) {
+            (Some(wt), false) => {
+                let ws = &mut s.wino;
+                let input = &s.input[..rows * planes];
+                conv3x3_winograd(&wt.stem, input, n, h, w, &mut x[..rows * c], None, true, ws);
+                for [a, b] in &wt.blocks {
+                    conv3x3_winograd(
+                        a,
+                        &x[..rows * c],
+                        n,
+                        h,
+                        w,
+                        &mut t[..rows * c],
+                        None,
+                        true,
+                        ws,
+                    );
+                    let res = Some(&x[..rows * c]);
+                    conv3x3_winograd(
+                        b,
+                        &t[..rows * c],
+                        n,
+                        h,
+                        w,
+                        &mut y[..rows * c],
+                        res,
+                        true,
+                        ws,
+                    );
+                    std::mem::swap(&mut x, &mut y);
+                }
+            }
+            _ => {
+                let input = &s.input[..rows * planes];
+                conv_all(
+                    net.stem.view(),
+                    input,
+                    h,
+                    w,
+                    &mut x[..rows * c],
+                    None,
+                    true,
+                    par,
+                );
+                for [a, b] in &net.blocks {
+                    conv_all(
+                        a.view(),
+                        &x[..rows * c],
+                        h,
+                        w,
+                        &mut t[..rows * c],
+                        None,
+                        true,
+                        par,
+                    );
+                    let res = Some(&x[..rows * c]);
+                    conv_all(
+                        b.view(),
+                        &t[..rows * c],
+                        h,
+                        w,
+                        &mut y[..rows * c],
+                        res,
+                        true,
+                        par,
+                    );
+                    std::mem::swap(&mut x, &mut y);
+                }
+            }
         }
         let trunk = &x[..rows * c];
 
@@ -288,18 +407,23 @@ impl InferenceNet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use burn::module::Module;
     use crate::device::cpu_device;
     use crate::tensor_util::to_vec;
     use crate::testutil::{max_abs_diff, trained_tiny_net, OwnedBatch};
+    use burn::module::Module;
 
     #[test]
     fn folded_matches_eval_mode_net() {
         let net = trained_tiny_net(5);
-        let cfg = net.config().clone();
+        let eval = net.valid().to_device(&cpu_device());
+        for winograd in [true, false] {
+            check_folded(&eval, &InferenceNet::from_net(&net).with_winograd(winograd));
+        }
+    }
+
+    fn check_folded(eval: &Net, folded: &InferenceNet) {
+        let cfg = eval.config().clone();
         let device = cpu_device();
-        let eval = net.valid().to_device(&device);
-        let folded = InferenceNet::from_net(&net);
 
         // batch 1: layer-parallel path (with 2+ threads); 5 and 19: whole-image groups of
         // uneven size.
@@ -311,12 +435,15 @@ mod tests {
             let got = folded.forward(&data.input, batch);
             let dp = max_abs_diff(&want_p, &got.policy);
             let dv = max_abs_diff(&want_v, &got.value);
-            assert!(dp < 1e-4 && dv < 1e-4, "batch {batch}: policy {dp}, value {dv}");
+            assert!(
+                dp < 1e-4 && dv < 1e-4,
+                "batch {batch}: policy {dp}, value {dv}"
+            );
 
             let mut p = vec![0.0; got.policy.len()];
             let mut v = vec![0.0; got.value.len()];
             folded.forward_serial_into(&data.input, batch, &mut p, &mut v);
-            assert!(max_abs_diff(&p, &got.policy) < 1e-5 && max_abs_diff(&v, &got.value) < 1e-5);
+            assert!(max_abs_diff(&p, &got.policy) < 1e-4 && max_abs_diff(&v, &got.value) < 1e-4);
         }
         // The folded biases are not the trivial init values: BN statistics were learned.
         assert!(folded.folded().stem.bias.iter().any(|b| b.abs() > 1e-3));
@@ -332,8 +459,8 @@ mod tests {
         let mut v = vec![0.0; batch * 3];
         folded.forward_group(&data.input, batch, &mut p, &mut v, true);
         let want = folded.forward(&data.input, batch);
-        assert!(max_abs_diff(&p, &want.policy) < 1e-5);
-        assert!(max_abs_diff(&v, &want.value) < 1e-5);
+        assert!(max_abs_diff(&p, &want.policy) < 1e-4);
+        assert!(max_abs_diff(&v, &want.value) < 1e-4);
     }
 
     #[test]

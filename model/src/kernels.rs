@@ -110,7 +110,15 @@ pub(crate) fn relu_in_place(x: &mut [f32]) {
 
 /// Copies the 3x3 neighbourhoods of output rows `row0..row0 + rows` into `cols`
 /// (`[rows, 9 * c]`), zero outside the board. `input` holds whole images `[n * h * w, c]`.
-pub(crate) fn im2col3x3(input: &[f32], c: usize, h: usize, w: usize, row0: usize, rows: usize, cols: &mut [f32]) {
+pub(crate) fn im2col3x3(
+    input: &[f32],
+    c: usize,
+    h: usize,
+    w: usize,
+    row0: usize,
+    rows: usize,
+    cols: &mut [f32],
+) {
     let squares = h * w;
     let stride = 9 * c;
     for r in 0..rows {

@@ -21,6 +21,7 @@ pub mod store;
 pub mod tensor_util;
 pub mod train;
 pub mod wdl;
+mod winograd;
 
 pub use config::{ConfigError, NetConfig};
 pub use device::{cpu_device, cpu_threads, cpu_train_device, init_cpu_threads, Device};

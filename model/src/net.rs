@@ -58,17 +58,17 @@ impl ConvBn {
     /// [`crate::fastconv::conv3x3`] (same function, faster forward and backward on
     /// burn-flex; burn's conv2d on other devices).
     pub fn forward(&self, x: Tensor<4>) -> Tensor<4> {
-        let y = if self.conv.kernel_size == [3, 3] {
+        self.forward_with(x, true)
+    }
+
+    /// `fast`: use [`crate::fastconv::conv3x3`] for 3x3 kernels; otherwise burn's conv2d.
+    fn forward_with(&self, x: Tensor<4>, fast: bool) -> Tensor<4> {
+        let y = if fast && self.conv.kernel_size == [3, 3] {
             crate::fastconv::conv3x3(x, self.conv.weight.val())
         } else {
             self.conv.forward(x)
         };
         self.bn.forward(y)
-    }
-
-    /// `BN(conv(x))` with burn's own conv2d on every device (reference for tests).
-    pub fn forward_reference(&self, x: Tensor<4>) -> Tensor<4> {
-        self.bn.forward(self.conv.forward(x))
     }
 }
 
@@ -84,8 +84,12 @@ pub struct ResBlock {
 impl ResBlock {
     /// `[B, C, H, W] -> [B, C, H, W]`.
     pub fn forward(&self, x: Tensor<4>) -> Tensor<4> {
-        let y = relu(self.a.forward(x.clone()));
-        relu(self.b.forward(y) + x)
+        self.forward_with(x, true)
+    }
+
+    fn forward_with(&self, x: Tensor<4>, fast: bool) -> Tensor<4> {
+        let y = relu(self.a.forward_with(x.clone(), fast));
+        relu(self.b.forward_with(y, fast) + x)
     }
 }
 
@@ -165,11 +169,7 @@ impl Net {
             .init(device),
             fc2: LinearConfig::new(config.value_hidden, 3).init(device),
         };
-        tracing::debug!(
-            blocks = config.blocks,
-            channels = c,
-            "network initialised"
-        );
+        tracing::debug!(blocks = config.blocks, channels = c, "network initialised");
         Ok(Self {
             stem,
             blocks,
@@ -186,17 +186,31 @@ impl Net {
 
     /// Trunk output `[B, C, H, W]` from input `[B, input_planes, H, W]`.
     pub fn trunk(&self, input: Tensor<4>) -> Tensor<4> {
-        let mut x = relu(self.stem.forward(input));
+        self.trunk_with(input, true)
+    }
+
+    fn trunk_with(&self, input: Tensor<4>, fast: bool) -> Tensor<4> {
+        let mut x = relu(self.stem.forward_with(input, fast));
         for block in &self.blocks {
-            x = block.forward(x);
+            x = block.forward_with(x, fast);
         }
         x
     }
 
     /// Full forward pass: input `[B, input_planes, H, W]` to logits.
     pub fn forward(&self, input: Tensor<4>) -> NetOutput {
+        self.forward_with(input, true)
+    }
+
+    /// Same function as [`forward`](Self::forward) computed with burn's own conv2d
+    /// everywhere (no [`crate::fastconv`] extension): a reference for tests and benchmarks.
+    pub fn forward_reference(&self, input: Tensor<4>) -> NetOutput {
+        self.forward_with(input, false)
+    }
+
+    fn forward_with(&self, input: Tensor<4>, fast: bool) -> NetOutput {
         let [batch, _, _, _] = input.dims();
-        let x = self.trunk(input);
+        let x = self.trunk_with(input, fast);
 
         let p = relu(self.policy.conv.forward(x.clone()));
         let policy = self
@@ -206,7 +220,10 @@ impl Net {
             .reshape([batch, self.config.policy_len()]);
 
         let v = relu(self.value.conv.forward(x));
-        let v = v.reshape([batch, self.config.value_head_channels * self.config.squares()]);
+        let v = v.reshape([
+            batch,
+            self.config.value_head_channels * self.config.squares(),
+        ]);
         let v = relu(self.value.fc1.forward(v));
         let value = self.value.fc2.forward(v);
 
@@ -241,6 +258,22 @@ mod tests {
             assert_eq!(out.policy.dims(), [3, cfg.policy_len()]);
             assert_eq!(out.value.dims(), [3, 3]);
             assert!(to_vec(out.policy).iter().all(|x| x.is_finite()));
+        }
+    }
+
+    #[test]
+    fn fast_and_reference_forward_agree() {
+        let cfg = tiny_config();
+        let batch = OwnedBatch::random(&cfg, 3, 2);
+        for device in [cpu_device(), cpu_train_device()] {
+            let net = Net::new(&cfg, &device).unwrap();
+            let x = || crate::tensor_util::input_tensor(&cfg, &batch.input, 3, &device);
+            let a = net.forward(x());
+            let b = net.forward_reference(x());
+            let d = crate::testutil::max_abs_diff(&to_vec(a.policy), &to_vec(b.policy));
+            assert!(d < 1e-4, "{d}");
+            let d = crate::testutil::max_abs_diff(&to_vec(a.value), &to_vec(b.value));
+            assert!(d < 1e-4, "{d}");
         }
     }
 

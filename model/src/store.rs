@@ -178,11 +178,10 @@ pub fn save_model(net: &Net, dir: &Path) -> Result<(), ModelIoError> {
 pub fn read_manifest(dir: &Path) -> Result<Manifest, ModelIoError> {
     let path = dir.join(CONFIG_FILE);
     let text = fs::read(&path).map_err(io_err(&path))?;
-    let manifest: Manifest =
-        serde_json::from_slice(&text).map_err(|e| ModelIoError::Manifest {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
+    let manifest: Manifest = serde_json::from_slice(&text).map_err(|e| ModelIoError::Manifest {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
     if manifest.format != FORMAT_VERSION {
         return Err(ModelIoError::Manifest {
             path,
@@ -202,7 +201,10 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest, ModelIoError> {
     if manifest.weights.contains(['/', '\\']) || manifest.weights.is_empty() {
         return Err(ModelIoError::Manifest {
             path,
-            message: format!("weights file name {:?} is not a plain name", manifest.weights),
+            message: format!(
+                "weights file name {:?} is not a plain name",
+                manifest.weights
+            ),
         });
     }
     Ok(manifest)
@@ -278,8 +280,19 @@ mod tests {
         assert_eq!(to_vec(a.policy), to_vec(b.policy));
         assert_eq!(to_vec(a.value), to_vec(b.value));
 
-        // Loading onto the training device and folding both work too.
-        let _train = load_model(&dir, &crate::device::cpu_train_device()).unwrap();
+        // Loading onto the training device gives a trainable net.
+        let train_device = crate::device::cpu_train_device();
+        let mut train_net = load_model(&dir, &train_device).unwrap();
+        let before = to_vec(train_net.stem.conv.weight.val());
+        let mut step = crate::train::TrainStep::new(Default::default(), train_device);
+        train_net = step.step(train_net, &data.view()).0;
+        let after = to_vec(train_net.stem.conv.weight.val());
+        assert!(
+            max_abs_diff(&before, &after) > 0.0,
+            "loaded net did not train"
+        );
+
+        // Folding the loaded model works too.
         let folded = load_inference(&dir).unwrap();
         let f = folded.forward(&data.input, 4);
         let a = eval.forward_flat(&data.input, 4, &device);
@@ -320,9 +333,16 @@ mod tests {
             manifest.weights_bytes = bad.len() as u64;
             manifest.weights_fnv1a64 = format!("{:016x}", fnv1a64(&bad));
             fs::write(dir.join(WEIGHTS_FILE), &bad).unwrap();
-            fs::write(dir.join(CONFIG_FILE), serde_json::to_vec(&manifest).unwrap()).unwrap();
+            fs::write(
+                dir.join(CONFIG_FILE),
+                serde_json::to_vec(&manifest).unwrap(),
+            )
+            .unwrap();
             let err = load_model(&dir, &cpu_device()).unwrap_err();
-            assert!(matches!(err, ModelIoError::Weights { .. }), "case {i}: {err}");
+            assert!(
+                matches!(err, ModelIoError::Weights { .. }),
+                "case {i}: {err}"
+            );
             assert!(err.to_string().contains(WEIGHTS_FILE), "case {i}: {err}");
             fs::remove_dir_all(&dir).unwrap();
         }
@@ -365,7 +385,11 @@ mod tests {
         save_model(&net, &dir).unwrap();
         let mut manifest = read_manifest(&dir).unwrap();
         manifest.config = tiny_config().with_tower(2, 12);
-        fs::write(dir.join(CONFIG_FILE), serde_json::to_vec(&manifest).unwrap()).unwrap();
+        fs::write(
+            dir.join(CONFIG_FILE),
+            serde_json::to_vec(&manifest).unwrap(),
+        )
+        .unwrap();
         let err = load_model(&dir, &cpu_device()).unwrap_err();
         assert!(matches!(err, ModelIoError::Weights { .. }), "{err}");
         fs::remove_dir_all(&dir).unwrap();

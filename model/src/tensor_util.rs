@@ -16,7 +16,12 @@ pub fn input_tensor(config: &NetConfig, input: &[f32], batch: usize, device: &De
     );
     let data = TensorData::new(
         input.to_vec(),
-        [batch, config.input_planes, config.board_height, config.board_width],
+        [
+            batch,
+            config.input_planes,
+            config.board_height,
+            config.board_width,
+        ],
     );
     Tensor::from_data(data, device)
 }

@@ -142,12 +142,16 @@ impl TrainStep {
         let input = input_tensor(&cfg, batch.input, b, d);
         let policy_target = matrix(batch.policy_target, b, cfg.policy_len(), d);
         let value_target = matrix(batch.value_target, b, 3, d);
-        let mask = batch
-            .legal_mask
-            .map(|m| matrix(m, b, cfg.policy_len(), d));
+        let mask = batch.legal_mask.map(|m| matrix(m, b, cfg.policy_len(), d));
 
         let output = net.forward(input);
-        let l = losses(output, policy_target, value_target, mask, self.config.value_weight);
+        let l = losses(
+            output,
+            policy_target,
+            value_target,
+            mask,
+            self.config.value_weight,
+        );
         let grads = GradientsParams::from_grads(l.total.backward(), &net);
         let net = self.optim.step(self.config.learning_rate, net, grads);
         let stats = LossStats {
@@ -223,18 +227,23 @@ mod tests {
         let p1 = l1.policy.into_scalar::<f32>();
         let p2 = l2.policy.into_scalar::<f32>();
         let want = -(1.0f32.exp() / (1.0f32.exp() + 2.0f32.exp())).ln();
-        assert!((p1 - want).abs() < 1e-5 && (p2 - want).abs() < 1e-5, "{p1} {p2} {want}");
+        assert!(
+            (p1 - want).abs() < 1e-5 && (p2 - want).abs() < 1e-5,
+            "{p1} {p2} {want}"
+        );
         let v = l1.value.into_scalar::<f32>();
         assert!((v - 3.0f32.ln()).abs() < 1e-5);
     }
 
     /// A tiny net must memorise a fixed batch of 8 random positions with one-hot targets:
     /// the total loss starts near ln(84) + ln(3) = 5.5 and must fall below 0.5 within
-    /// 150 AdamW steps at lr 1e-2.
+    /// 250 AdamW steps at lr 1e-2 (typically ~0.005 after 150 steps; an unlucky init has
+    /// been seen at ~0.2, hence the margin).
     #[test]
     fn tiny_net_overfits_small_batch() {
         let cfg = tiny_config();
         let device = cpu_train_device();
+        device.seed(7);
         let mut net = Net::new(&cfg, &device).unwrap();
         let mut step = TrainStep::new(
             TrainConfig {
@@ -247,7 +256,7 @@ mod tests {
         let data = OwnedBatch::random(&cfg, 8, 42);
         let mut first = None;
         let mut last = None;
-        for _ in 0..150 {
+        for _ in 0..250 {
             let (n, stats) = step.step(net, &data.view());
             net = n;
             first.get_or_insert(stats.total);
@@ -255,7 +264,7 @@ mod tests {
         }
         let (first, last) = (first.unwrap(), last.unwrap());
         assert!(first > 4.0, "initial loss {first}");
-        assert!(last < 0.5, "loss after 150 steps {last} (initial {first})");
+        assert!(last < 0.5, "loss after 250 steps {last} (initial {first})");
         // Eval mode (running BN statistics) must also have learned the batch.
         let eval = eval_losses(&net, &data.view(), 1.0);
         assert!(eval.total < 1.5, "eval-mode loss {eval:?}");

@@ -6,7 +6,12 @@
 //! ```text
 //! netbench [--threads 2] [--sizes 6x64,4x48] [--batches 1,16,64,256] [--train-batch 256]
 //!          [--seconds 3] [--planes 100] [--policy-planes 140] [--height 9] [--width 9]
-//!          [--engines burn,folded,train]
+//!          [--engines burn,burn_ref,folded,train,train_ref]
+//!
+//! Engines: `burn` = `Net::forward` on burn-flex (with the conv3x3 extension), `burn_ref` =
+//! `Net::forward_reference` (burn-flex's own conv2d), `folded` = `InferenceNet` (Winograd),
+//! `folded_im2col` = `InferenceNet` with Winograd off,
+//! `train` = `TrainStep`, `train_ref` = the same step with burn's own conv2d.
 //! ```
 
 use std::time::Instant;
@@ -41,14 +46,17 @@ fn parse_args() -> Args {
         policy_planes: 140,
         height: 9,
         width: 9,
-        engines: vec!["burn".into(), "folded".into(), "train".into()],
+        engines: ["burn", "burn_ref", "folded", "train", "train_ref"]
+            .map(String::from)
+            .to_vec(),
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < argv.len() {
         let key = argv[i].as_str();
         let val = argv.get(i + 1).cloned().unwrap_or_default();
-        let list = |v: &str| -> Vec<usize> { v.split(',').map(|x| x.parse().expect("number")).collect() };
+        let list =
+            |v: &str| -> Vec<usize> { v.split(',').map(|x| x.parse().expect("number")).collect() };
         match key {
             "--threads" => a.threads = val.parse().expect("threads"),
             "--sizes" => {
@@ -98,11 +106,15 @@ fn report(engine: &str, size: &str, kind: &str, batch: usize, per_s: f64) {
 }
 
 fn random_input(rng: &mut impl Rng, len: usize) -> Vec<f32> {
-    (0..len).map(|_| if rng.random::<f32>() < 0.1 { 1.0 } else { 0.0 }).collect()
+    (0..len)
+        .map(|_| if rng.random::<f32>() < 0.1 { 1.0 } else { 0.0 })
+        .collect()
 }
 
 fn softmax_rows(rng: &mut impl Rng, rows: usize, cols: usize) -> Vec<f32> {
-    let mut v: Vec<f32> = (0..rows * cols).map(|_| rng.random::<f32>().exp()).collect();
+    let mut v: Vec<f32> = (0..rows * cols)
+        .map(|_| rng.random::<f32>().exp())
+        .collect();
     for row in v.chunks_exact_mut(cols) {
         let s: f32 = row.iter().sum();
         row.iter_mut().for_each(|x| *x /= s);
@@ -125,6 +137,7 @@ fn main() {
         let device = cpu_device();
         let net = Net::new(&cfg, &device).expect("config");
         let folded = InferenceNet::from_net(&net);
+        let folded_im2col = InferenceNet::from_net(&net).with_winograd(false);
 
         for &batch in &a.batches {
             let input = random_input(&mut rng, batch * cfg.input_len());
@@ -135,38 +148,80 @@ fn main() {
                 });
                 report("burn", &size, "infer", batch, (batch * iters) as f64 / el);
             }
-            if has("folded") {
+            if has("burn_ref") {
+                let (iters, el) = timed(a.seconds, || {
+                    let x = model::tensor_util::input_tensor(&cfg, &input, batch, &device);
+                    let out = net.forward_reference(x);
+                    std::hint::black_box(out.value.into_data());
+                });
+                report(
+                    "burn_ref",
+                    &size,
+                    "infer",
+                    batch,
+                    (batch * iters) as f64 / el,
+                );
+            }
+            for (engine, net) in [("folded", &folded), ("folded_im2col", &folded_im2col)] {
+                if !has(engine) {
+                    continue;
+                }
                 let mut policy = vec![0.0; batch * cfg.policy_len()];
                 let mut value = vec![0.0; batch * 3];
                 let (iters, el) = timed(a.seconds, || {
-                    folded.forward_into(&input, batch, &mut policy, &mut value);
+                    net.forward_into(&input, batch, &mut policy, &mut value);
                     std::hint::black_box(&value);
                 });
-                report("folded", &size, "infer", batch, (batch * iters) as f64 / el);
+                report(engine, &size, "infer", batch, (batch * iters) as f64 / el);
             }
         }
 
-        if has("train") {
+        if has("train") || has("train_ref") {
             let b = a.train_batch;
             let tdev = cpu_train_device();
-            let mut net = Some(Net::new(&cfg, &tdev).expect("config"));
-            let mut step = TrainStep::new(TrainConfig::default(), tdev);
             let input = random_input(&mut rng, b * cfg.input_len());
             let pt = softmax_rows(&mut rng, b, cfg.policy_len());
             let vt = softmax_rows(&mut rng, b, 3);
-            let batch = TrainBatch {
-                batch: b,
-                input: &input,
-                policy_target: &pt,
-                value_target: &vt,
-                legal_mask: None,
-            };
-            let (iters, el) = timed(a.seconds, || {
-                let (n, stats) = step.step(net.take().expect("net"), &batch);
-                std::hint::black_box(stats);
-                net = Some(n);
-            });
-            report("burn", &size, "train", b, (b * iters) as f64 / el);
+            if has("train") {
+                let mut net = Some(Net::new(&cfg, &tdev).expect("config"));
+                let mut step = TrainStep::new(TrainConfig::default(), tdev.clone());
+                let batch = TrainBatch {
+                    batch: b,
+                    input: &input,
+                    policy_target: &pt,
+                    value_target: &vt,
+                    legal_mask: None,
+                };
+                let (iters, el) = timed(a.seconds, || {
+                    let (n, stats) = step.step(net.take().expect("net"), &batch);
+                    std::hint::black_box(stats);
+                    net = Some(n);
+                });
+                report("burn", &size, "train", b, (b * iters) as f64 / el);
+            }
+            if has("train_ref") {
+                // Same step as TrainStep, with burn's own conv2d (no conv3x3 extension).
+                use burn::optim::{AdamWConfig, GradientsParams};
+                use model::tensor_util::{input_tensor, matrix};
+                let mut net = Some(Net::new(&cfg, &tdev).expect("config"));
+                let mut optim = AdamWConfig::new().with_weight_decay(1e-4).init();
+                let (iters, el) = timed(a.seconds, || {
+                    let n = net.take().expect("net");
+                    let out = n.forward_reference(input_tensor(&cfg, &input, b, &tdev));
+                    let l = model::train::losses(
+                        out,
+                        matrix(&pt, b, cfg.policy_len(), &tdev),
+                        matrix(&vt, b, 3, &tdev),
+                        None,
+                        1.0,
+                    );
+                    let grads = GradientsParams::from_grads(l.total.backward(), &n);
+                    let n = optim.step(1e-3, n, grads);
+                    std::hint::black_box(l.total.into_scalar::<f32>());
+                    net = Some(n);
+                });
+                report("burn_ref", &size, "train", b, (b * iters) as f64 / el);
+            }
         }
     }
 }
