@@ -91,6 +91,17 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
+    /// Benchmark self-play with the config's network (random weights unless --model):
+    /// simulations/s, positions/s, games per hour, CPU use, time inside the network.
+    BenchSelfplay {
+        #[arg(long, default_value = "configs/default.toml")]
+        config: std::path::PathBuf,
+        #[arg(long)]
+        model: Option<std::path::PathBuf>,
+        /// Games to play.
+        #[arg(long, default_value_t = 16)]
+        games: u32,
+    },
     /// Describe a variant: pieces, options, start positions.
     Variant {
         #[command(flatten)]
@@ -154,6 +165,10 @@ fn run(cli: Cli) -> Result<()> {
             }
             cfg.validate()?;
             run_loop::standalone_selfplay(&cfg, model.as_deref(), &out, !quiet)?;
+        }
+        Command::BenchSelfplay { config, model, games } => {
+            let cfg = config::RunConfig::load(&config)?;
+            run_loop::bench_selfplay(&cfg, model.as_deref(), games)?;
         }
         Command::Variant { variant } => {
             let v = variant.load()?;

@@ -109,7 +109,7 @@ fn evaluator_for(run: &RunDir, cfg: &RunConfig, g: u32) -> Result<Box<dyn Evalua
     }
     let dir = run.model(g);
     let net = model::load_inference(&dir)?;
-    let eval = NetEvaluator::new(net, cfg.variant()?).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+    let eval = NetEvaluator::new(net, cfg.variant()?).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?.serial(cfg.threads > 1);
     Ok(Box::new(CachedEvaluator::new(eval, cfg.selfplay.cache_entries.max(1))))
 }
 
@@ -419,7 +419,7 @@ pub fn standalone_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, out: &Path
         None => Box::new(UniformEvaluator),
         Some(dir) => {
             let net = model::load_inference(dir)?;
-            let e = NetEvaluator::new(net, variant).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?;
+            let e = NetEvaluator::new(net, variant).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?.serial(cfg.threads > 1);
             Box::new(CachedEvaluator::new(e, cfg.selfplay.cache_entries.max(1)))
         }
     };
@@ -458,5 +458,64 @@ pub fn standalone_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, out: &Path
         100.0 * s.eval_seconds / (s.seconds * cfg.threads as f64),
         s.evaluations as f64 / s.batches.max(1) as f64
     );
+    Ok(())
+}
+
+/// CPU time (user + system) of this process, from /proc (Linux); `None` elsewhere.
+fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
+/// `copper bench-selfplay`: self-play throughput of the configured network.
+pub fn bench_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, games: u32) -> Result<()> {
+    model::init_cpu_threads(cfg.threads);
+    let variant = cfg.variant()?;
+    let net = match model_dir {
+        Some(dir) => model::load_inference(dir)?,
+        None => {
+            let device = model::cpu_device();
+            device.seed(cfg.seed);
+            let net = model::Net::new(&cfg.net_config()?, &device).map_err(|e| anyhow::anyhow!("{e}"))?;
+            model::InferenceNet::from_net(&net)
+        }
+    };
+    let c = net.config().clone();
+    let evaluator = NetEvaluator::new(net, variant).map_err(|e| anyhow::anyhow!(e))?.serial(cfg.threads > 1);
+    let out = std::env::temp_dir().join(format!("copper-bench-{}", std::process::id()));
+    let job = SelfplayJob {
+        variant,
+        config: selfplay::SelfplayConfig { games, ..cfg.selfplay.clone() },
+        generation: 0,
+        out_dir: out.clone(),
+        game_ids: (0..games as u64).collect(),
+        threads: cfg.threads,
+        seed: cfg.seed,
+    };
+    let stats = Stats::default();
+    let cpu0 = process_cpu_seconds();
+    let t = Instant::now();
+    let finished = play_games(&job, &evaluator, &stats)?;
+    let wall = t.elapsed().as_secs_f64();
+    let cpu = process_cpu_seconds().zip(cpu0).map(|(a, b)| a - b);
+    let _ = std::fs::remove_dir_all(&out);
+    let s = stats.snapshot();
+    println!("variant {}, network {}x{} ({} input planes, {} policy planes), {} threads, {} games in flight per thread", variant.title, c.blocks, c.channels, c.input_planes, c.policy_planes, cfg.threads, cfg.selfplay.games_in_flight);
+    println!("simulations (full/fast): {}/{}, full-search fraction {}", cfg.selfplay.simulations, cfg.selfplay.fast_simulations, cfg.selfplay.full_search_fraction);
+    println!("games                 {}", finished.len());
+    println!("wall time             {wall:.1} s");
+    println!("positions/s           {:.1}", s.positions as f64 / wall);
+    println!("simulations/s         {:.0}", s.simulations as f64 / wall);
+    println!("network evaluations/s {:.0} (mean batch {:.1})", s.evaluations as f64 / wall, s.evaluations as f64 / s.batches.max(1) as f64);
+    println!("games per hour        {:.0}", finished.len() as f64 / wall * 3600.0);
+    println!("average game length   {:.1} plies", s.average_plies);
+    match cpu {
+        Some(cpu) => println!("CPU utilisation       {:.0}% of {} cores", 100.0 * cpu / (wall * cfg.threads as f64), cfg.threads),
+        None => println!("CPU utilisation       n/a (no /proc)"),
+    }
+    println!("inside the network    {:.0}% of worker time", 100.0 * s.eval_seconds / (wall * cfg.threads as f64));
     Ok(())
 }

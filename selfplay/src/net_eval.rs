@@ -10,6 +10,9 @@ pub struct NetEvaluator {
     net: InferenceNet,
     planes: InputPlanes,
     actions: ActionSpace,
+    /// Compute each batch on the calling thread only: right when every core already
+    /// runs its own worker (several self-play threads), wrong for a lone worker.
+    serial: bool,
 }
 
 impl NetEvaluator {
@@ -31,7 +34,12 @@ impl NetEvaluator {
                 actions.num_planes()
             ));
         }
-        Ok(NetEvaluator { net, planes, actions })
+        Ok(NetEvaluator { net, planes, actions, serial: false })
+    }
+
+    pub fn serial(mut self, serial: bool) -> NetEvaluator {
+        self.serial = serial;
+        self
     }
 }
 
@@ -43,14 +51,20 @@ impl Evaluator<Game> for NetEvaluator {
             let g = &req.state;
             self.planes.encode(g.position(), g.repetitions(), g.ply(), g.max_plies(), &mut input[i * c..(i + 1) * c]);
         }
-        let out = self.net.forward(&input, batch.len());
         let a = self.actions.size();
+        let mut policy = vec![0.0f32; batch.len() * a];
+        let mut value = vec![0.0f32; batch.len() * 3];
+        if self.serial {
+            self.net.forward_serial_into(&input, batch.len(), &mut policy, &mut value);
+        } else {
+            self.net.forward_into(&input, batch.len(), &mut policy, &mut value);
+        }
         batch
             .iter()
             .enumerate()
             .map(|(i, req)| {
                 let side = req.state.position().side_to_move();
-                let logits = &out.policy[i * a..(i + 1) * a];
+                let logits = &policy[i * a..(i + 1) * a];
                 let mut priors: Vec<f32> = req.moves.iter().map(|&m| logits[self.actions.encode(side, m)]).collect();
                 let max = priors.iter().copied().fold(f32::NEG_INFINITY, f32::max);
                 let mut sum = 0.0;
@@ -61,7 +75,7 @@ impl Evaluator<Game> for NetEvaluator {
                 if sum > 0.0 {
                     priors.iter_mut().for_each(|p| *p /= sum);
                 }
-                let v = &out.value[i * 3..i * 3 + 3];
+                let v = &value[i * 3..i * 3 + 3];
                 let wdl = model::Wdl::from_logits([v[0], v[1], v[2]]);
                 Evaluation { priors, value: wdl.value() }
             })
