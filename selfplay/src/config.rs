@@ -27,7 +27,8 @@ pub struct SelfplayConfig {
     pub full_search_fraction: f32,
     /// Gumbel: root actions sampled (m).
     pub gumbel_m: u32,
-    /// Plies played with exploration noise (Gumbel noise / visit sampling); greedy after.
+    /// Plies in which PUCT samples its move by visit count (temperature 1); it plays the
+    /// most visited move after. Gumbel keeps its noise throughout.
     pub temperature_plies: u32,
     /// Resign when the root value for the side to move stays below this for
     /// `resign_consecutive` of its moves; -1 turns resignation off.

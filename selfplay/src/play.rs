@@ -218,7 +218,10 @@ fn step(job: &SelfplayJob, actions: &ActionSpace, slot: &mut Slot, stats: &Stats
     slot.full = slot.rng.random::<f32>() < cfg.full_search_fraction;
     let mut next_cfg = cfg.search_config(slot.full);
     if ply as u32 >= cfg.temperature_plies {
-        next_cfg = next_cfg.for_evaluation();
+        // PUCT plays the most visited move from here on (Dirichlet noise stays). Gumbel
+        // keeps its noise: it is the sampling that makes Sequential Halving a policy
+        // improvement, and without it uninformed early networks tie-break into cycles.
+        next_cfg.temperature = 0.0;
     }
     *slot.search.config_mut() = next_cfg;
     slot.search.advance(chosen);
