@@ -60,12 +60,11 @@ impl MatchResult {
     }
 }
 
-struct Slot<'s> {
+struct Slot {
     game: Game,
     a_is_black: bool,
     search: Option<Search<Game>>,
     seed: u64,
-    _marker: std::marker::PhantomData<&'s ()>,
 }
 
 fn opening(start: &Position, plies: u32, max_plies: u32, seed: u64) -> Game {
@@ -107,7 +106,7 @@ pub fn play_match(
                     (i < games).then(|| {
                         let pair = (i / 2) as u64;
                         let g = opening(start, opening_plies, max_plies, seed ^ pair.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-                        Slot { game: g, a_is_black: i % 2 == 0, search: None, seed: seed ^ i as u64, _marker: Default::default() }
+                        Slot { game: g, a_is_black: i % 2 == 0, search: None, seed: seed ^ i as u64 }
                     })
                 };
                 let mut slots: Vec<Slot> = Vec::new();

@@ -137,9 +137,8 @@ pub fn train_loop(cfg: &RunConfig, show_progress: bool) -> Result<()> {
     let variant = cfg.variant()?;
     tracing::info!(run = %run.0.display(), variant = %variant.title, generations = cfg.generations, "training loop");
     for g in 1..=cfg.generations {
-        if let Some(e) = read_json::<EvalSummary>(&run.eval_report(g))? {
+        if read_json::<EvalSummary>(&run.eval_report(g))?.is_some() {
             tracing::debug!(generation = g, "already done");
-            let _ = e;
             continue;
         }
         let t = Instant::now();
@@ -192,25 +191,8 @@ pub fn selfplay_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) ->
         threads: cfg.threads,
         seed: cfg.seed,
     };
-    let stats = Stats::default();
     let pb = bar(ids.len() as u64, "selfplay", show);
-    pb.set_position((ids.len() - missing.len()) as u64);
-    let done = std::sync::atomic::AtomicBool::new(false);
-    let result = std::thread::scope(|scope| {
-        scope.spawn(|| {
-            while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                let s = stats.snapshot();
-                pb.set_position((ids.len() - missing.len()) as u64 + s.games);
-                pb.set_message(s.line());
-                std::thread::sleep(Duration::from_millis(250));
-            }
-        });
-        let r = play_games(&job, &*evaluator, &stats);
-        done.store(true, std::sync::atomic::Ordering::Relaxed);
-        r
-    })?;
-    let s = stats.snapshot();
-    pb.finish_with_message(s.line());
+    let (_, s) = play_with_progress(&job, &*evaluator, &pb, (ids.len() - missing.len()) as u64)?;
     let secs = s.seconds.max(1e-9);
     let summary = SelfplaySummary {
         games: ids.len() as u64,
@@ -226,9 +208,36 @@ pub fn selfplay_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) ->
         would_resign: s.would_resign,
         network_share: s.eval_seconds / (secs * cfg.threads as f64),
     };
-    let _ = result;
     write_json(&summary_path, &summary)?;
     Ok(summary)
+}
+
+/// Plays a self-play job while a progress bar shows the workers' counters.
+fn play_with_progress(
+    job: &SelfplayJob,
+    evaluator: &dyn Evaluator<Game>,
+    pb: &ProgressBar,
+    already_done: u64,
+) -> Result<(Vec<selfplay::FinishedGame>, selfplay::StatsSnapshot)> {
+    let stats = Stats::default();
+    pb.set_position(already_done);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let games = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let s = stats.snapshot();
+                pb.set_position(already_done + s.games);
+                pb.set_message(s.line());
+                std::thread::sleep(Duration::from_millis(250));
+            }
+        });
+        let r = play_games(job, evaluator, &stats);
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        r
+    })?;
+    let s = stats.snapshot();
+    pb.finish_with_message(s.line());
+    Ok((games, s))
 }
 
 fn window_shards(run: &RunDir, cfg: &RunConfig, g: u32) -> Vec<PathBuf> {
@@ -433,25 +442,8 @@ pub fn standalone_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, out: &Path
         threads: cfg.threads,
         seed: cfg.seed,
     };
-    let stats = Stats::default();
     let pb = bar(ids.len() as u64, "selfplay", show);
-    let done = std::sync::atomic::AtomicBool::new(false);
-    let r = std::thread::scope(|scope| {
-        scope.spawn(|| {
-            while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                let s = stats.snapshot();
-                pb.set_position(s.games);
-                pb.set_message(s.line());
-                std::thread::sleep(Duration::from_millis(250));
-            }
-        });
-        let r = play_games(&job, &*evaluator, &stats);
-        done.store(true, std::sync::atomic::Ordering::Relaxed);
-        r
-    });
-    r?;
-    let s = stats.snapshot();
-    pb.finish_with_message(s.line());
+    let (_, s) = play_with_progress(&job, &*evaluator, &pb, 0)?;
     println!("{}", s.line());
     println!(
         "network share of worker time {:.0}%, {:.0} evaluations per batch",
