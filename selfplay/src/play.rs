@@ -121,8 +121,11 @@ fn worker<E: Evaluator<Game> + ?Sized>(
         let i = next.fetch_add(1, Relaxed) as usize;
         job.game_ids.get(i).copied()
     };
+    // Share the games evenly so that every worker (and core) has work.
+    let fair_share = job.game_ids.len().div_ceil(job.threads.max(1));
+    let in_flight = (job.config.games_in_flight as usize).min(fair_share).max(1);
     let mut slots: Vec<Slot> = Vec::new();
-    while slots.len() < job.config.games_in_flight as usize {
+    while slots.len() < in_flight {
         match claim() {
             Some(id) => slots.push(new_slot(job, id)),
             None => break,
