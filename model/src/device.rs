@@ -17,6 +17,15 @@
 
 pub use burn::tensor::Device;
 
+/// The CPU backend type (burn-flex). Model code does not need it — modules and tensors
+/// carry no backend parameter in burn 0.22 — only backend-level code such as extensions.
+pub type CpuBackend = burn::backend::Flex;
+/// The CPU training backend type, `Autodiff<CpuBackend>` (what [`cpu_train_device`] runs).
+pub type CpuTrainBackend = burn::backend::Autodiff<CpuBackend>;
+/// The GPU backend type (wgpu through cubecl), with the `gpu` feature.
+#[cfg(feature = "gpu")]
+pub type GpuBackend = burn::backend::Wgpu;
+
 /// Device for CPU inference (burn-flex, no autodiff: batch norm uses running statistics).
 pub fn cpu_device() -> Device {
     Device::flex()

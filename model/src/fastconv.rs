@@ -6,7 +6,9 @@
 //! speed is lost. This op computes the same function (3x3 kernel, stride 1, zero padding 1,
 //! no bias, NCHW tensors) by converting groups of images to channels-last rows:
 //!
-//! - forward: `y = conv3x3(x, W)` with Winograd F(2x2, 3x3) ([`crate::winograd`]);
+//! - forward: `y = conv3x3(x, W)` with Winograd F(2x2, 3x3) ([`crate::winograd`]) on
+//!   whole-image groups; batches smaller than twice the thread count use im2col with the
+//!   rows split across threads;
 //! - input gradient: `dx = conv3x3(dy, W')` with `W'[c, o, ky, kx] = W[o, c, 2-ky, 2-kx]`
 //!   (a stride-1 "same" 3x3 convolution's transpose is the convolution with the kernel
 //!   rotated by 180 degrees and the channel axes swapped);
@@ -29,7 +31,7 @@ use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Bytes, DType, Device, Shape, Tensor};
 use rayon::prelude::*;
 
-use crate::kernels::{im2col3x3, sized, with_cols, TILE_ROWS};
+use crate::kernels::{conv_all, im2col3x3, sized, with_cols, ConvWeights, TILE_ROWS};
 use crate::winograd::{conv3x3_winograd, WinogradConv, WinogradScratch};
 
 /// 3x3 "same" convolution without bias, with its own backward pass on burn-flex.
@@ -99,12 +101,14 @@ fn from_rows(src: &[f32], c: usize, s: usize, dst: &mut [f32]) {
 
 /// Weight `[O, C, 3, 3]` -> matrix `[9 * C, O]`, row `tap * C + c`.
 fn weight_matrix(w: &[f32], o: usize, c: usize) -> Vec<f32> {
+    assert_eq!(w.len(), o * c * 9);
     let mut m = vec![0.0; 9 * c * o];
-    for oo in 0..o {
-        for cc in 0..c {
-            for tap in 0..9 {
-                m[(tap * c + cc) * o + oo] = w[(oo * c + cc) * 9 + tap];
-            }
+    // Sequential writes; each output row gathers one (tap, c) column of the weight.
+    for (row, dst) in m.chunks_exact_mut(o).enumerate() {
+        let (tap, cc) = (row / c, row % c);
+        let src = &w[cc * 9 + tap..];
+        for (oo, d) in dst.iter_mut().enumerate() {
+            *d = src[oo * c * 9];
         }
     }
     m
@@ -144,6 +148,24 @@ fn conv3x3_nchw(
     let s = h * w;
     let mut out = vec![0.0; b * o * s];
     let g = group_size(b);
+    let threads = rayon::current_num_threads().max(1);
+    if b < 2 * threads {
+        // Few images: the Winograd filter transform would not pay off and whole-image groups
+        // would leave threads idle; im2col with the rows split across threads instead.
+        let weights = ConvWeights {
+            c_in: c,
+            c_out: o,
+            kernel: 3,
+            weight: wm,
+            bias: None,
+        };
+        let mut rows_in = vec![0.0; b * s * c];
+        to_rows(x, c, s, &mut rows_in);
+        let mut rows_out = vec![0.0; b * s * o];
+        conv_all(weights, &rows_in, h, w, &mut rows_out, None, false, true);
+        from_rows(&rows_out, o, s, &mut out);
+        return out;
+    }
     let conv = WinogradConv::new(c, o, wm, &vec![0.0; o]);
     x.par_chunks(g * c * s)
         .zip(out.par_chunks_mut(g * o * s))
@@ -272,13 +294,11 @@ impl Conv3x3Ops for Flex {
             );
         }
         let dwm = weight_grad_nchw(&f32_data(&x), &f32_data(&grad_out), b, c, o, h, w);
+        // [9C, O] (row tap * C + c) -> [O, C, 3, 3], written sequentially.
         let mut dw = vec![0.0; o * c * 9];
-        for oo in 0..o {
-            for cc in 0..c {
-                for tap in 0..9 {
-                    dw[(oo * c + cc) * 9 + tap] = dwm[(tap * c + cc) * o + oo];
-                }
-            }
+        for (i, d) in dw.iter_mut().enumerate() {
+            let (oo, cc, tap) = (i / (9 * c), (i / 9) % c, i % 9);
+            *d = dwm[(tap * c + cc) * o + oo];
         }
         flex_f32(dw, vec![o, c, 3, 3])
     }
@@ -378,7 +398,15 @@ mod tests {
     #[test]
     fn forward_matches_burn_conv2d() {
         let d = cpu_device();
-        // 7 images: uneven groups; non-square board.
+        // 1 image: row-split im2col path.
+        let x1 = random([1, 5, 4, 6], &d);
+        let w1 = random([3, 5, 3, 3], &d);
+        let diff = max_abs_diff(
+            &to_vec(conv3x3(x1.clone(), w1.clone())),
+            &to_vec(reference(x1, w1)),
+        );
+        assert!(diff < 1e-4, "{diff}");
+        // 7 images: Winograd on uneven groups; non-square board.
         let x = random([7, 5, 4, 6], &d);
         let w = random([3, 5, 3, 3], &d);
         let diff = max_abs_diff(

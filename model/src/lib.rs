@@ -24,9 +24,12 @@ pub mod wdl;
 mod winograd;
 
 pub use config::{ConfigError, NetConfig};
-pub use device::{cpu_device, cpu_threads, cpu_train_device, init_cpu_threads, Device};
+pub use device::{
+    cpu_device, cpu_threads, cpu_train_device, init_cpu_threads, CpuBackend, CpuTrainBackend,
+    Device,
+};
 #[cfg(feature = "gpu")]
-pub use device::{gpu_device, gpu_train_device};
+pub use device::{gpu_device, gpu_train_device, GpuBackend};
 pub use fold::FoldedNet;
 pub use infer::{Evaluation, InferenceNet};
 pub use net::{Net, NetOutput};

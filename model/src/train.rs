@@ -125,6 +125,17 @@ impl TrainStep {
         &self.config
     }
 
+    /// The AdamW state (for the trainer to checkpoint: `ModuleOptimizer::save` / `load`,
+    /// `to_record` / `load_record`).
+    pub fn optimizer(&self) -> &ModuleOptimizer {
+        &self.optim
+    }
+
+    /// Replaces the AdamW state (e.g. one restored from a checkpoint).
+    pub fn set_optimizer(&mut self, optim: ModuleOptimizer) {
+        self.optim = optim;
+    }
+
     /// Changes the learning rate for the following steps.
     pub fn set_learning_rate(&mut self, lr: f64) {
         self.config.learning_rate = lr;
