@@ -148,7 +148,8 @@ pub fn play_match(
                     }
                     let mut i = 0;
                     while i < slots.len() {
-                        let done = slots[i].search.as_ref().unwrap().is_done();
+                        // A game claimed during this sweep has no search yet.
+                        let done = slots[i].search.as_ref().is_some_and(|s| s.is_done());
                         if done {
                             let r = slots[i].search.take().unwrap().result();
                             match r.chosen {

@@ -70,6 +70,9 @@ enum Command {
         /// Override the config's number of generations.
         #[arg(long)]
         generations: Option<u32>,
+        /// Override the config's thread count (1 makes a seeded run reproducible).
+        #[arg(long)]
+        threads: Option<usize>,
         /// No progress bars (summary lines and logs only).
         #[arg(long)]
         quiet: bool,
@@ -147,13 +150,16 @@ fn run(cli: Cli) -> Result<()> {
             println!("nodes {nodes}");
             eprintln!("time {secs:.3} s, {:.2} M nodes/s", nodes as f64 / secs / 1e6);
         }
-        Command::Train { config, run_dir, generations, quiet } => {
+        Command::Train { config, run_dir, generations, threads, quiet } => {
             let mut cfg = config::RunConfig::load(&config)?;
             if let Some(d) = run_dir {
                 cfg.run_dir = d;
             }
             if let Some(g) = generations {
                 cfg.generations = g;
+            }
+            if let Some(t) = threads {
+                cfg.threads = t;
             }
             cfg.validate()?;
             run_loop::train_loop(&cfg, !quiet)?;
