@@ -180,11 +180,10 @@ impl ActionSpace {
 
     /// The index of the left–right mirror image of the move at `index`.
     pub fn mirror(&self, index: usize) -> usize {
-        let (h, w) = (self.variant.geometry.ranks as usize, self.variant.geometry.files as usize);
+        let w = self.variant.geometry.files as usize;
         let (plane, sq) = (index / self.n, index % self.n);
         let (r, f) = (sq / w, sq % w);
         let msq = r * w + (w - 1 - f);
-        let _ = h;
         let mplane = if plane < self.drop_base {
             let (promote, (df, dr)) = if plane < self.displacements.len() {
                 (false, self.displacements[plane])

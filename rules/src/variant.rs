@@ -5,7 +5,7 @@
 //! The shipped definitions live in `rules/variants/*.toml` and are embedded in the binary;
 //! a user's file in the same format loads with [`Variant::from_toml`].
 
-use crate::betza::{self, Movement, UNLIMITED};
+use crate::betza::{self, Movement};
 use crate::piece::{DropMate, PieceKind, MAX_KINDS};
 use crate::square::{Color, Geometry, DIRECTIONS};
 use crate::{Bitboard, Square};
@@ -474,7 +474,7 @@ fn build(
     let zone = [geometry.far_ranks(Color::Black, spec.promotion_ranks), geometry.far_ranks(Color::White, spec.promotion_ranks)];
     let mut tables: [Vec<KindTables>; 2] = [Vec::new(), Vec::new()];
     for c in Color::BOTH {
-        for (i, k) in kinds.iter().enumerate() {
+        for k in kinds.iter() {
             let mv = if c == Color::Black { k.movement.clone() } else { k.movement.rotated() };
             let mut steps = vec![Bitboard::EMPTY; geometry.num_squares()];
             for sq in geometry.squares() {
@@ -489,12 +489,9 @@ fn build(
             for &(d, n) in &mv.slides {
                 slide_range[d] = slide_range[d].max(n);
             }
-            // One-step leaps along a direction count as a range-1 slide for ray attack
-            // detection (a gold next to the king "slides" one square toward it).
             let base = if k.promoted { None } else { spec.pieces.get(&k.name) };
             let forced = base.map(|p| geometry.far_ranks(c, p.forced_promotion_ranks)).unwrap_or_default();
             let no_drop = base.map(|p| geometry.far_ranks(c, p.no_drop_ranks)).unwrap_or_default();
-            let _ = i;
             tables[c.index()].push(KindTables {
                 steps,
                 slides: mv.slides.iter().copied().collect(),
@@ -504,10 +501,6 @@ fn build(
             });
         }
     }
-    // A piece that could stand on a square with no move and is not forced to promote
-    // there would be dead; the definition must say so explicitly via no_drop_ranks for
-    // drops. Hand shogi's lance is stuck on purpose, so this is not an error.
-
     let flag_squares = if spec.flag_win {
         match &spec.flag_squares {
             None => {
@@ -532,7 +525,6 @@ fn build(
         (0..kinds.len()).filter(|&i| !kinds[i].promoted && !kinds[i].royal).map(PieceKind::from_index).collect();
     let has_sliders = kinds.iter().any(|k| !k.movement.slides.is_empty());
     let leaper_kinds = (0..kinds.len()).filter(|&i| !kinds[i].movement.leaps.is_empty()).map(PieceKind::from_index).collect();
-    let _ = UNLIMITED;
     let variant = Variant {
         name: spec.name.clone(),
         title: spec.title.clone(),
