@@ -1,5 +1,9 @@
 //! Trainer checkpoints: weights, optimiser state, progress and sample use counts in one
 //! checksummed file, written atomically. A corrupt checkpoint is refused, never guessed at.
+//!
+//! The random state is the seed plus the progress: a generation's batch order comes from
+//! (seed, generation, uses at its start) and each batch's augmentation from (seed,
+//! generation, step), so a resumed run draws exactly what an uninterrupted one would.
 
 use crate::data::UseCounts;
 use model::NetConfig;
