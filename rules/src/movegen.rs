@@ -132,8 +132,9 @@ impl Position {
         let occ = self.occupied();
         let targets = self.attacks_from(us, v.royal_kind, ksq, occ) & !self.by_color[us.index()];
         let occ_without_king = occ ^ Bitboard::from_square(ksq);
+        let sliders = self.sliders_of(!us);
         for to in targets {
-            if self.attackers_to(to, !us, occ_without_king).is_empty() {
+            if !self.is_attacked(to, !us, occ_without_king, sliders) {
                 list.push(Move::board(ksq, to, false));
             }
         }

@@ -296,6 +296,44 @@ impl Position {
         att
     }
 
+    /// Pieces of colour `by` that slide in some direction.
+    #[inline]
+    pub(crate) fn sliders_of(&self, by: Color) -> Bitboard {
+        let mut bb = Bitboard::EMPTY;
+        for &k in &self.variant.slider_kinds {
+            bb |= self.by_kind[k.index()];
+        }
+        bb & self.by_color[by.index()]
+    }
+
+    /// Whether any piece of colour `by` attacks `sq` (stops at the first attacker);
+    /// `sliders` must be [`Position::sliders_of`]`(by)`, computed once by the caller.
+    #[inline]
+    pub(crate) fn is_attacked(&self, sq: Square, by: Color, occ: Bitboard, sliders: Bitboard) -> bool {
+        let v = self.variant;
+        let them = self.by_color[by.index()] & occ;
+        for &k in &v.leaper_kinds {
+            let bb = self.by_kind[k.index()] & them;
+            if bb.any() && (v.tables(!by, k).steps[sq.index()] & bb).any() {
+                return true;
+            }
+        }
+        let sliders = sliders & occ;
+        if sliders.any() {
+            for d in 0..8 {
+                if (v.geometry.ray(sq, d) & sliders).is_empty() {
+                    continue;
+                }
+                if let Some(b) = self.nearest(sq, d, occ) {
+                    if sliders.has(b) && self.slides_far_enough(b, opposite_direction(d), v.geometry.distance(sq, b)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
+    }
+
     /// Whether the side to move is in check.
     pub fn in_check(&self) -> bool {
         match self.kings[self.side.index()] {

@@ -167,8 +167,9 @@ pub struct Variant {
     pub royal_kind: PieceKind,
     /// Whether any kind slides (so ray scans are needed at all).
     pub(crate) has_sliders: bool,
-    /// Kinds with leaper moves, for attack detection.
+    /// Kinds with leaper moves, and kinds with slides, for attack detection.
     pub(crate) leaper_kinds: Vec<PieceKind>,
+    pub(crate) slider_kinds: Vec<PieceKind>,
 }
 
 /// Names of the shipped variants.
@@ -525,6 +526,7 @@ fn build(
         (0..kinds.len()).filter(|&i| !kinds[i].promoted && !kinds[i].royal).map(PieceKind::from_index).collect();
     let has_sliders = kinds.iter().any(|k| !k.movement.slides.is_empty());
     let leaper_kinds = (0..kinds.len()).filter(|&i| !kinds[i].movement.leaps.is_empty()).map(PieceKind::from_index).collect();
+    let slider_kinds = (0..kinds.len()).filter(|&i| !kinds[i].movement.slides.is_empty()).map(PieceKind::from_index).collect();
     let variant = Variant {
         name: spec.name.clone(),
         title: spec.title.clone(),
@@ -545,6 +547,7 @@ fn build(
         royal_kind,
         has_sliders,
         leaper_kinds,
+        slider_kinds,
     };
     if !ok {
         return None;
