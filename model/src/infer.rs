@@ -153,21 +153,19 @@ impl InferenceNet {
         Evaluation { policy, value }
     }
 
+    /// Panics unless the buffers fit `batch` positions of this network.
+    fn check_buffers(&self, input: &[f32], batch: usize, policy: &[f32], value: &[f32]) {
+        let cfg = &self.net.config;
+        assert_eq!(input.len(), batch * cfg.input_len(), "input must be [batch, planes, H, W]");
+        assert_eq!(policy.len(), batch * cfg.policy_len(), "policy must be [batch, P*H*W]");
+        assert_eq!(value.len(), batch * 3, "value must be [batch, 3]");
+    }
+
     /// Like [`forward`](Self::forward), writing into caller buffers: `policy`
     /// `[batch, policy_planes * H * W]`, `value` `[batch, 3]`.
     pub fn forward_into(&self, input: &[f32], batch: usize, policy: &mut [f32], value: &mut [f32]) {
         let cfg = &self.net.config;
-        assert_eq!(
-            input.len(),
-            batch * cfg.input_len(),
-            "input must be [batch, planes, H, W]"
-        );
-        assert_eq!(
-            policy.len(),
-            batch * cfg.policy_len(),
-            "policy must be [batch, P*H*W]"
-        );
-        assert_eq!(value.len(), batch * 3, "value must be [batch, 3]");
+        self.check_buffers(input, batch, policy, value);
         if batch == 0 {
             return;
         }
@@ -199,17 +197,7 @@ impl InferenceNet {
         value: &mut [f32],
     ) {
         let cfg = &self.net.config;
-        assert_eq!(
-            input.len(),
-            batch * cfg.input_len(),
-            "input must be [batch, planes, H, W]"
-        );
-        assert_eq!(
-            policy.len(),
-            batch * cfg.policy_len(),
-            "policy must be [batch, P*H*W]"
-        );
-        assert_eq!(value.len(), batch * 3, "value must be [batch, 3]");
+        self.check_buffers(input, batch, policy, value);
         for ((input, policy), value) in input
             .chunks(MAX_GROUP * cfg.input_len())
             .zip(policy.chunks_mut(MAX_GROUP * cfg.policy_len()))
