@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Installs what the test suite needs beyond Rust: Fairy-Stockfish, the independent
-# engine the move generator is cross-checked against (Debian package fairy-stockfish).
+# Installs what the test suite needs beyond Rust:
+# - Fairy-Stockfish, the independent engine the move generator is cross-checked against,
+#   and GPSShogi: the external USI engines the arena plays (Debian packages);
+# - cshogi (PyPI, into .venv-test/): reads our KIF and CSA records back, and drives our
+#   USI engine as a third-party client.
 set -euo pipefail
-if [ ! -x /usr/games/fairy-stockfish ]; then
-  sudo_cmd=""
-  if [ "$(id -u)" -ne 0 ]; then sudo_cmd="sudo"; fi
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq fairy-stockfish bc >/dev/null
-fi
+cd "$(dirname "$0")/.."
+bash scripts/install-engines.sh
 command -v bc >/dev/null || { [ "$(id -u)" -eq 0 ] && apt-get install -y -qq bc >/dev/null || true; }
+bash scripts/install-cshogi.sh >/dev/null

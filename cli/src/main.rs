@@ -1,10 +1,5 @@
 //! `copper`: the project's command-line program.
 
-mod arena;
-mod config;
-mod plot;
-mod run_loop;
-
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use rules::{perft, Position, Variant};
@@ -110,6 +105,211 @@ enum Command {
         #[command(flatten)]
         variant: VariantArgs,
     },
+    /// Play a match, gauntlet or round-robin between checkpoints, baselines and USI
+    /// engines; resumes (and extends) a tournament in the same --out directory.
+    Arena(ArenaArgs),
+    /// Speak USI on standard input/output with a checkpoint or a baseline.
+    Usi {
+        /// A model directory (plays with the MCTS; `go` gives the budget).
+        #[arg(long, conflicts_with = "player")]
+        model: Option<std::path::PathBuf>,
+        /// Any arena player spec instead, e.g. alphabeta or "uniform".
+        #[arg(long)]
+        player: Option<String>,
+        /// The variant the engine starts with (USI_Variant changes it).
+        #[command(flatten)]
+        variant: VariantArgs,
+        /// Simulations (nodes) per move when `go` names no limit.
+        #[arg(long, default_value_t = 800)]
+        nodes: u64,
+    },
+    /// Rate every generation of a run against its neighbours and fixed anchors, on one
+    /// Elo scale; plots Elo over generations and CPU-hours.
+    Ladder {
+        /// The run directory (as written by `copper train`).
+        #[arg(long)]
+        run: std::path::PathBuf,
+        /// An anchor player spec (repeatable); the first is fixed at 0 Elo. Default: the
+        /// uniform-prior search at the evaluation budget and the run's evaluation anchor.
+        #[arg(long = "anchor")]
+        anchors: Vec<String>,
+        /// Opening pairs per pairing.
+        #[arg(long, default_value_t = 8)]
+        rounds: u32,
+        /// Simulations per move of the generations (default: the run's evaluation budget).
+        #[arg(long)]
+        sims: Option<u32>,
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// Rate every K-th generation (the first and last always).
+        #[arg(long, default_value_t = 1)]
+        every: u32,
+        #[arg(long)]
+        quiet: bool,
+    },
+}
+
+#[derive(clap::Args)]
+struct ArenaArgs {
+    /// A tournament file (TOML; see configs/arena/); the flags below override it.
+    #[arg(long)]
+    config: Option<std::path::PathBuf>,
+    /// A player spec (repeatable), e.g. `checkpoint:DIR,sims=64`, `alphabeta,depth=2`,
+    /// `usi:/usr/games/fairy-stockfish,nodes=1000,name=fsf`.
+    #[arg(long = "player", short = 'p')]
+    players: Vec<String>,
+    /// match (2 players), gauntlet (the first against each other) or round-robin.
+    #[arg(long)]
+    mode: Option<String>,
+    /// Opening pairs per pairing (each opening played with both colours).
+    #[arg(long)]
+    rounds: Option<u32>,
+    /// The limit of players whose spec has none: nodes=N, depth=D, movetime=MS,
+    /// time=MS,byoyomi=MS or time=MS,inc=MS.
+    #[arg(long)]
+    limit: Option<String>,
+    /// Variant (shogi, pocket-copper, hand-shogi, minishogi or a .toml file).
+    #[arg(long, short = 'v')]
+    variant: Option<String>,
+    /// Rule option NAME=CHOICE (repeatable).
+    #[arg(long = "option", short = 'o', value_parser = parse_option)]
+    options: Vec<(String, String)>,
+    /// Openings file: one `startpos`/SFEN per line, optionally `moves …`.
+    #[arg(long)]
+    openings: Option<std::path::PathBuf>,
+    /// Start-family members as openings, comma-separated, or `all`.
+    #[arg(long, value_delimiter = ',')]
+    starts: Vec<String>,
+    /// Random plies from the start as openings (when no file or starts are given).
+    #[arg(long)]
+    random_plies: Option<u32>,
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Games each thread keeps in flight (their network leaves are batched together).
+    #[arg(long)]
+    games_in_flight: Option<usize>,
+    /// Game length limit in plies (a draw).
+    #[arg(long)]
+    max_plies: Option<u32>,
+    /// GSPRT for a match: ELO0,ELO1[,ALPHA,BETA] (logistic Elo; stops when decided).
+    #[arg(long, value_delimiter = ',')]
+    sprt: Vec<f64>,
+    /// The player fixed in the rating list (default: the first).
+    #[arg(long)]
+    anchor: Option<String>,
+    /// Resign adjudication: MOVES,CP (a side at or below -CP for MOVES moves while the other is at or above CP).
+    #[arg(long, value_delimiter = ',')]
+    resign: Vec<i64>,
+    /// Draw adjudication: AFTER_PLY,MOVES,CP.
+    #[arg(long, value_delimiter = ',')]
+    draw: Vec<i64>,
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Lateness forgiven before a loss on time, ms (default 100).
+    #[arg(long)]
+    time_margin: Option<u64>,
+    /// Seconds an engine may stay silent past its clock before it counts as hung.
+    #[arg(long)]
+    move_timeout: Option<u64>,
+    /// Output directory (results.jsonl, games/, summary.json, CSVs, ratings.svg).
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
+    #[arg(long)]
+    quiet: bool,
+}
+
+impl ArenaArgs {
+    fn config(self) -> Result<arena::TournamentConfig> {
+        use arena::tournament::{Mode, SprtConfig};
+        let mut c = match &self.config {
+            Some(p) => arena::TournamentConfig::load(p)?,
+            None => arena::TournamentConfig::new(Vec::new()),
+        };
+        if !self.players.is_empty() {
+            c.players = self.players;
+            if self.config.is_none() && self.mode.is_none() {
+                c.mode = if c.players.len() == 2 { Mode::Match } else { Mode::RoundRobin };
+            }
+        }
+        if let Some(m) = self.mode {
+            c.mode = match m.as_str() {
+                "match" => Mode::Match,
+                "gauntlet" => Mode::Gauntlet,
+                "round-robin" | "roundrobin" => Mode::RoundRobin,
+                other => anyhow::bail!("--mode {other}: expected match, gauntlet or round-robin"),
+            };
+        }
+        if let Some(v) = self.variant {
+            c.variant = v;
+        }
+        for (k, v) in self.options {
+            c.options.insert(k, v);
+        }
+        if let Some(r) = self.rounds {
+            c.rounds = r;
+        }
+        if self.limit.is_some() {
+            c.limit = self.limit;
+        }
+        if let Some(f) = self.openings {
+            c.openings.file = Some(f);
+        }
+        if !self.starts.is_empty() {
+            c.openings.starts = self.starts;
+        }
+        if let Some(p) = self.random_plies {
+            c.openings.random_plies = p;
+        }
+        if let Some(t) = self.threads {
+            c.threads = t;
+        }
+        if let Some(g) = self.games_in_flight {
+            c.games_in_flight = g;
+        }
+        if let Some(m) = self.max_plies {
+            c.max_plies = m;
+        }
+        match self.sprt.as_slice() {
+            [] => {}
+            [e0, e1] => c.sprt = Some(SprtConfig { elo0: *e0, elo1: *e1, alpha: 0.05, beta: 0.05 }),
+            [e0, e1, a, b] => c.sprt = Some(SprtConfig { elo0: *e0, elo1: *e1, alpha: *a, beta: *b }),
+            _ => anyhow::bail!("--sprt takes ELO0,ELO1 or ELO0,ELO1,ALPHA,BETA"),
+        }
+        if self.anchor.is_some() {
+            c.anchor = self.anchor;
+        }
+        match self.resign.as_slice() {
+            [] => {}
+            [m, cp] => {
+                c.adjudication.resign_moves = (*m).max(0) as u32;
+                c.adjudication.resign_cp = *cp as i32;
+            }
+            _ => anyhow::bail!("--resign takes MOVES,CP"),
+        }
+        match self.draw.as_slice() {
+            [] => {}
+            [after, m, cp] => {
+                c.adjudication.draw_after_ply = (*after).max(0) as u32;
+                c.adjudication.draw_moves = (*m).max(0) as u32;
+                c.adjudication.draw_cp = *cp as i32;
+            }
+            _ => anyhow::bail!("--draw takes AFTER_PLY,MOVES,CP"),
+        }
+        if let Some(s) = self.seed {
+            c.seed = s;
+        }
+        if let Some(m) = self.time_margin {
+            c.time_margin_ms = m;
+        }
+        if let Some(t) = self.move_timeout {
+            c.move_timeout_ms = t * 1000;
+        }
+        if let Some(o) = self.out {
+            c.out_dir = o;
+        }
+        c.validate()?;
+        Ok(c)
+    }
 }
 
 fn main() {
@@ -151,7 +351,7 @@ fn run(cli: Cli) -> Result<()> {
             eprintln!("time {secs:.3} s, {:.2} M nodes/s", nodes as f64 / secs / 1e6);
         }
         Command::Train { config, run_dir, generations, threads, quiet } => {
-            let mut cfg = config::RunConfig::load(&config)?;
+            let mut cfg = pipeline::RunConfig::load(&config)?;
             if let Some(d) = run_dir {
                 cfg.run_dir = d;
             }
@@ -162,19 +362,43 @@ fn run(cli: Cli) -> Result<()> {
                 cfg.threads = t;
             }
             cfg.validate()?;
-            run_loop::train_loop(&cfg, !quiet)?;
+            pipeline::train_loop(&cfg, !quiet)?;
         }
         Command::Selfplay { config, model, games, out, quiet } => {
-            let mut cfg = config::RunConfig::load(&config)?;
+            let mut cfg = pipeline::RunConfig::load(&config)?;
             if let Some(n) = games {
                 cfg.selfplay.games = n;
             }
             cfg.validate()?;
-            run_loop::standalone_selfplay(&cfg, model.as_deref(), &out, !quiet)?;
+            pipeline::standalone_selfplay(&cfg, model.as_deref(), &out, !quiet)?;
         }
         Command::BenchSelfplay { config, model, games } => {
-            let cfg = config::RunConfig::load(&config)?;
-            run_loop::bench_selfplay(&cfg, model.as_deref(), games)?;
+            let cfg = pipeline::RunConfig::load(&config)?;
+            pipeline::bench_selfplay(&cfg, model.as_deref(), games)?;
+        }
+        Command::Arena(args) => {
+            let quiet = args.quiet;
+            let cfg = args.config()?;
+            model::init_cpu_threads(cfg.threads);
+            let report = arena::tournament::run(&cfg, !quiet)?;
+            print!("{}", arena::report::table(&report));
+            println!("results in {}", cfg.out_dir.display());
+        }
+        Command::Usi { model, player, variant, nodes } => {
+            let text = match (model, player) {
+                (Some(m), _) => format!("checkpoint:{}", m.display()),
+                (None, Some(p)) => p,
+                (None, None) => anyhow::bail!("give --model DIR or --player SPEC"),
+            };
+            let spec = arena::PlayerSpec::parse(&text)?;
+            let setup = arena::usi_server::EngineSetup { spec, variant: variant.variant.clone(), options: variant.options.clone(), default_nodes: nodes };
+            let stdin = std::io::stdin();
+            arena::usi_server::serve(setup, stdin.lock(), Box::new(std::io::stdout())).map_err(anyhow::Error::msg)?;
+        }
+        Command::Ladder { run, anchors, rounds, sims, threads, every, quiet } => {
+            model::init_cpu_threads(threads);
+            let opts = pipeline::ladder::LadderOptions { anchors, rounds, simulations: sims, threads, every };
+            pipeline::ladder::run_ladder(&run, &opts, !quiet)?;
         }
         Command::Variant { variant } => {
             let v = variant.load()?;

@@ -273,6 +273,29 @@ impl<G: SearchGame> Search<G> {
         self.pending.is_some()
     }
 
+    /// The root's proven value and the plies to the end of the game along the proof
+    /// (solver or terminal root), for `score mate N` reports.
+    pub fn proven(&self) -> Option<(f32, u16)> {
+        let root = &self.nodes[0];
+        root.exact.map(|v| (v, root.exact_plies))
+    }
+
+    /// The principal variation: from the root, the most visited child at every node, as
+    /// far as the tree is expanded (at most `max_len` moves).
+    pub fn principal_variation(&self, max_len: usize) -> Vec<G::Move> {
+        let mut pv = Vec::new();
+        let mut node = 0u32;
+        while pv.len() < max_len && self.nodes[node as usize].expansion == Expansion::Expanded {
+            let Some(best) = self.children(node).iter().filter(|e| e.visits > 0).max_by_key(|e| e.visits) else { break };
+            pv.push(best.mv);
+            if best.child == NONE {
+                break;
+            }
+            node = best.child;
+        }
+        pv
+    }
+
     /// Sequential Halving phases started so far in this search (Gumbel).
     pub fn gumbel_phases(&self) -> &[PhaseRecord<G::Move>] {
         self.halving.as_ref().map_or(&[], |h| &h.log)

@@ -3,11 +3,9 @@
 //! killed run loses no finished game).
 
 mod config;
-mod net_eval;
 mod play;
 mod stats;
 
 pub use config::{ConfigError, SelfplayConfig};
-pub use net_eval::NetEvaluator;
 pub use play::{play_games, shard_path, GameEnd, EndReason, FinishedGame, SelfplayJob};
 pub use stats::{Stats, StatsSnapshot};

@@ -10,15 +10,16 @@
 //! - `train/gen-NNNN.json`, `eval/gen-NNNN.json` — losses and evaluation results
 //! - `summary.tsv`, `plots/losses.svg`, `plots/evaluation.svg`
 
-use crate::arena::{play_match, MatchResult, Player};
+use crate::evaluation::{play_match, MatchResult, MatchSpec};
 use crate::config::RunConfig;
-use crate::plot::{line_chart, Series};
+use arena::plot::{line_chart, Series};
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use plotters::style::RGBColor;
-use rules::{Game, Position};
+use rules::Game;
 use search::{CachedEvaluator, Evaluator, UniformEvaluator};
-use selfplay::{play_games, shard_path, NetEvaluator, SelfplayJob, Stats};
+use neteval::NetEvaluator;
+use selfplay::{play_games, shard_path, SelfplayJob, Stats};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -37,6 +38,10 @@ impl RunDir {
     }
     pub fn train_report(&self, g: u32) -> PathBuf {
         self.0.join("train").join(format!("{}.json", Self::gen(g)))
+    }
+    /// The evaluation matches' arena directories.
+    pub fn eval_dir(&self, g: u32) -> PathBuf {
+        self.0.join("eval").join(Self::gen(g))
     }
     pub fn eval_report(&self, g: u32) -> PathBuf {
         self.0.join("eval").join(format!("{}.json", Self::gen(g)))
@@ -70,6 +75,9 @@ pub struct TrainSummary {
     pub losses: Vec<trainer::StepLoss>,
     pub validation: Option<[f32; 3]>,
     pub skipped: Vec<String>,
+    /// Wall-clock seconds of training (this generation, resumed parts included).
+    #[serde(default)]
+    pub seconds: f64,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug)]
@@ -77,6 +85,9 @@ pub struct EvalSummary {
     pub generation: u32,
     pub vs_previous: MatchResult,
     pub vs_uniform: MatchResult,
+    /// Against the fixed anchor (`evaluation.anchor`).
+    #[serde(default)]
+    pub vs_anchor: Option<MatchResult>,
     pub simulations: u32,
 }
 
@@ -157,7 +168,7 @@ fn summary_line(g: u32, sp: &SelfplaySummary, tr: &TrainSummary, ev: &EvalSummar
     let loss = tr.losses.last().map(|l| format!("{:.3}", l.total)).unwrap_or("-".into());
     let val = tr.validation.map(|v| format!("{:.3}", v[0])).unwrap_or("-".into());
     format!(
-        "gen {g}: selfplay {} games {:.0} pos/s avg {:.0} plies B/W/D {}/{}/{} | train {} steps loss {loss} val {val} | vs previous {} | vs uniform {} | {:.0}s",
+        "gen {g}: selfplay {} games {:.0} pos/s avg {:.0} plies B/W/D {}/{}/{} | train {} steps loss {loss} val {val} | vs previous {} | vs uniform {}{} | {:.0}s",
         sp.games,
         sp.positions_per_second,
         sp.average_plies,
@@ -167,6 +178,7 @@ fn summary_line(g: u32, sp: &SelfplaySummary, tr: &TrainSummary, ev: &EvalSummar
         tr.steps,
         ev.vs_previous.line(),
         ev.vs_uniform.line(),
+        ev.vs_anchor.as_ref().filter(|a| a.games > 0).map(|a| format!(" | vs anchor {}", a.line())).unwrap_or_default(),
         took.as_secs_f64()
     )
 }
@@ -259,6 +271,8 @@ pub fn train_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) -> Re
             return Ok(s);
         }
     }
+    let started = Instant::now();
+    let earlier_seconds = read_json::<TrainSummary>(&run.train_report(g))?.map(|s| s.seconds).unwrap_or(0.0);
     let pb = bar(cfg.training.steps_per_generation as u64, "train", show);
     let on_step = |s: u32, steps: u32, l: &trainer::StepLoss| {
         pb.set_length(steps as u64);
@@ -293,56 +307,59 @@ pub fn train_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) -> Re
         losses,
         validation: report.validation.map(|v| [v.total, v.policy, v.value]),
         skipped: report.skipped,
+        seconds: earlier_seconds + started.elapsed().as_secs_f64(),
     };
     write_json(&run.train_report(g), &summary)?;
     Ok(summary)
 }
 
 pub fn evaluate_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) -> Result<EvalSummary> {
-    let v = cfg.variant()?;
-    let start = Position::start(v);
-    let new = evaluator_for(run, cfg, g)?;
-    let previous = evaluator_for(run, cfg, g - 1)?;
-    let search = cfg.selfplay.search_config(true);
-    let search = search::SearchConfig { simulations: cfg.evaluation.simulations, ..search }.for_evaluation();
-    let uniform = UniformEvaluator;
-    let run_match = |opponent: &dyn Evaluator<Game>, pairs: u32, what: &str, salt: u64| -> MatchResult {
-        if pairs == 0 {
-            return MatchResult::default();
+    let sims = cfg.evaluation.simulations;
+    let player = |gen: u32| {
+        if gen == 0 {
+            format!("uniform,sims={sims},name=gen-0-uniform")
+        } else {
+            format!("checkpoint:{},sims={sims},name=gen-{gen}", run.model(gen).display())
         }
-        let pb = bar(pairs as u64 * 2, what, show);
-        let r = play_match(
-            &start,
-            &Player { evaluator: &*new, search: search.clone() },
-            &Player { evaluator: opponent, search: search.clone() },
-            pairs,
-            cfg.evaluation.opening_plies,
-            cfg.selfplay.max_plies,
-            cfg.seed ^ salt ^ (g as u64) << 20,
-            cfg.threads,
-            &|r| {
-                pb.set_position(r.games as u64);
-                pb.set_message(r.line());
-            },
-        );
-        pb.finish_with_message(r.line());
-        r
     };
-    let vs_previous = run_match(&*previous, cfg.evaluation.previous_pairs, "vs prev", 1);
-    let vs_uniform = run_match(&uniform, cfg.evaluation.uniform_pairs, "vs uniform", 2);
-    let e = EvalSummary { generation: g, vs_previous, vs_uniform, simulations: cfg.evaluation.simulations };
+    let spec = |opponent: String, pairs: u32, salt: u64| MatchSpec {
+        variant: &cfg.variant,
+        options: &cfg.options,
+        new: player(g),
+        opponent,
+        pairs,
+        opening_plies: cfg.evaluation.opening_plies,
+        max_plies: cfg.selfplay.max_plies,
+        threads: cfg.threads,
+        seed: cfg.seed ^ salt ^ (g as u64) << 20,
+    };
+    let dir = run.eval_dir(g);
+    let vs_previous = play_match(&spec(player(g - 1), cfg.evaluation.previous_pairs, 1), &dir.join("previous"), show)?;
+    let vs_uniform = play_match(&spec(format!("uniform,sims={sims},name=uniform-{sims}"), cfg.evaluation.uniform_pairs, 2), &dir.join("uniform"), show)?;
+    let vs_anchor = play_match(&spec(anchor_spec(&cfg.evaluation.anchor), cfg.evaluation.anchor_pairs, 3), &dir.join("anchor"), show)?;
+    let e = EvalSummary { generation: g, vs_previous, vs_uniform, vs_anchor: Some(vs_anchor), simulations: sims };
     write_json(&run.eval_report(g), &e)?;
     Ok(e)
 }
 
+/// The anchor's spec with a stable name (the spec text), so every run calls it the same.
+fn anchor_spec(spec: &str) -> String {
+    if spec.contains("name=") {
+        spec.to_string()
+    } else {
+        format!("{spec},name=anchor:{}", spec.replace(',', ";").replace('=', ":"))
+    }
+}
+
 /// Rewrites `summary.tsv` and the plots from the per-generation files.
 pub fn write_summary(run: &RunDir, cfg: &RunConfig) -> Result<()> {
-    let mut tsv = String::from("generation\tgames\tpositions_per_s\tavg_plies\tblack_wins\twhite_wins\tdraws\ttrain_steps\ttrain_loss\tval_loss\tval_policy\tval_value\tvs_previous\tvs_previous_lo\tvs_previous_hi\tvs_uniform\tvs_uniform_lo\tvs_uniform_hi\n");
+    let mut tsv = String::from("generation\tgames\tpositions_per_s\tavg_plies\tblack_wins\twhite_wins\tdraws\ttrain_steps\ttrain_loss\tval_loss\tval_policy\tval_value\tvs_previous\tvs_previous_lo\tvs_previous_hi\tvs_uniform\tvs_uniform_lo\tvs_uniform_hi\tvs_anchor\tvs_anchor_lo\tvs_anchor_hi\tanchor_elo\n");
     let mut train_pts: [Vec<(f64, f64)>; 3] = Default::default();
     let mut val_pts: Vec<(f64, f64)> = Vec::new();
     let mut prev_pts = Vec::new();
     let mut uni_pts = Vec::new();
     let mut uni_lo = Vec::new();
+    let mut anchor_pts = Vec::new();
     for g in 1..=cfg.generations {
         let (Some(sp), Some(tr), Some(ev)) = (
             read_json::<SelfplaySummary>(&run.selfplay(g).join("summary.json"))?,
@@ -356,7 +373,7 @@ pub fn write_summary(run: &RunDir, cfg: &RunConfig) -> Result<()> {
         let last = tr.losses.last();
         let val = tr.validation.unwrap_or([f32::NAN; 3]);
         tsv += &format!(
-            "{g}\t{}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.3}\t{:.3}\t{:.3}\t{:.3}\t{:.3}\t{:.3}\n",
+            "{g}\t{}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.3}\t{:.3}\t{:.3}\t{:.3}\t{:.3}\t{:.3}\t{}\n",
             sp.games,
             sp.positions_per_second,
             sp.average_plies,
@@ -373,8 +390,18 @@ pub fn write_summary(run: &RunDir, cfg: &RunConfig) -> Result<()> {
             phi,
             ev.vs_uniform.score(),
             ulo,
-            uhi
+            uhi,
+            match ev.vs_anchor.as_ref().filter(|a| a.games > 0) {
+                Some(a) => {
+                    let (lo, hi) = a.interval();
+                    format!("{:.3}\t{lo:.3}\t{hi:.3}\t{:.0}", a.score(), a.elo())
+                }
+                None => "\t\t\t".to_string(),
+            }
         );
+        if let Some(a) = ev.vs_anchor.as_ref().filter(|a| a.games > 0) {
+            anchor_pts.push((g as f64, a.score()));
+        }
         for l in &tr.losses {
             train_pts[0].push((l.step as f64, l.total as f64));
             train_pts[1].push((l.step as f64, l.policy as f64));
@@ -405,7 +432,7 @@ pub fn write_summary(run: &RunDir, cfg: &RunConfig) -> Result<()> {
             Series { name: "value (WDL)", points: train_pts[2].clone(), color: RGBColor(214, 39, 40) },
             Series { name: "validation total", points: val_pts, color: RGBColor(44, 160, 44) },
         ],
-    )?;
+    ).map_err(anyhow::Error::msg)?;
     line_chart(
         &plots.join("evaluation.svg"),
         "Evaluation score by generation",
@@ -415,8 +442,9 @@ pub fn write_summary(run: &RunDir, cfg: &RunConfig) -> Result<()> {
             Series { name: "vs previous generation", points: prev_pts, color: RGBColor(31, 119, 180) },
             Series { name: "vs uniform-prior search", points: uni_pts, color: RGBColor(214, 39, 40) },
             Series { name: "vs uniform, 95% lower bound", points: uni_lo, color: RGBColor(255, 152, 150) },
+            Series { name: "vs fixed anchor", points: anchor_pts, color: RGBColor(44, 160, 44) },
         ],
-    )?;
+    ).map_err(anyhow::Error::msg)?;
     Ok(())
 }
 

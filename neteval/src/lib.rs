@@ -1,11 +1,30 @@
-//! The network as a search evaluator: encodes each leaf, runs the whole batch in one
-//! call, and turns policy logits into priors over exactly the leaf's legal moves.
+//! The network as a search evaluator — the one bridge from the network to the search,
+//! shared by self-play, the loop's evaluation, the arena and the USI engine: encodes
+//! each leaf, runs the whole batch in one call, and turns policy logits into priors over
+//! exactly the leaf's legal moves.
 
 use encoding::{ActionSpace, InputPlanes};
 use model::InferenceNet;
 use rules::{Game, Variant};
 use search::{EvalRequest, Evaluation, Evaluator};
+use std::path::{Path, PathBuf};
 
+/// A model directory that cannot play this variant.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Model(#[from] model::ModelIoError),
+    #[error("model {dir}: {problem}")]
+    Mismatch { dir: PathBuf, problem: String },
+}
+
+/// Loads the model in `dir` as an evaluator for `variant`.
+pub fn load(dir: &Path, variant: &'static Variant) -> Result<NetEvaluator, LoadError> {
+    let net = model::load_inference(dir)?;
+    NetEvaluator::new(net, variant).map_err(|problem| LoadError::Mismatch { dir: dir.to_path_buf(), problem })
+}
+
+#[derive(Clone)]
 pub struct NetEvaluator {
     net: InferenceNet,
     planes: InputPlanes,

@@ -40,6 +40,21 @@ pub struct EvaluationConfig {
     pub simulations: u32,
     /// Random plies played from the start before each pair, so pairs differ.
     pub opening_plies: u32,
+    /// A fixed opponent (an arena player spec) every generation also plays, so that Elo
+    /// is on one scale across generations and across runs.
+    #[serde(default = "default_anchor")]
+    pub anchor: String,
+    /// Game pairs against the anchor.
+    #[serde(default = "default_anchor_pairs")]
+    pub anchor_pairs: u32,
+}
+
+fn default_anchor() -> String {
+    "alphabeta,depth=1".into()
+}
+
+fn default_anchor_pairs() -> u32 {
+    8
 }
 
 impl RunConfig {
@@ -68,6 +83,9 @@ impl RunConfig {
         }
         if self.evaluation.opening_plies > 40 {
             bail!("evaluation.opening_plies: {} is outside 0..=40", self.evaluation.opening_plies);
+        }
+        if self.evaluation.anchor_pairs > 0 {
+            arena::PlayerSpec::parse(&self.evaluation.anchor).map_err(|e| anyhow::anyhow!("evaluation.anchor: {e}"))?;
         }
         self.selfplay.validate()?;
         self.training.validate()?;

@@ -1,0 +1,547 @@
+//! The alpha-beta baseline: iterative-deepening negamax with principal-variation search,
+//! a quiescence search on captures (every evasion when in check), a transposition table,
+//! and move ordering (table move, MVV-LVA captures and promotions, two killers per ply,
+//! a history table for quiet moves).
+//!
+//! Results inside the tree follow the rules engine: no legal move loses for the side to
+//! move, except after a drop of a kind whose drop mate loses for the dropper (Pocket
+//! Shogi Copper's pawn), which wins for the side to move; a king reaching its flag square
+//! wins for the mover. Repetition is scored as a draw as soon as a position recurs on the
+//! path from the game's start (the game's history included); perpetual check, the
+//! declaration and the length limits are left to the [`rules::Game`] at the root.
+
+use super::eval::Evaluator;
+use super::{Baseline, Budget};
+use crate::{Score, Thought};
+use rules::{DropMate, Game, Move, MoveKind, MoveList, Position, Variant, MAX_KINDS};
+use std::time::Instant;
+
+/// Internal score of a mate at the root (a mate `n` plies away is `MATE - n`).
+const MATE: i32 = 1_000_000;
+/// Scores beyond this are mates.
+const MATE_BOUND: i32 = MATE - 10_000;
+const INF: i32 = 2_000_000;
+/// Deepest ply of the main search plus quiescence.
+const MAX_PLY: usize = 128;
+/// Most iterations of iterative deepening when only a node or time budget is given.
+const MAX_DEPTH: u32 = 64;
+/// Most plies of quiescence search below the horizon.
+const MAX_QPLY: u32 = 16;
+/// Depth when the budget gives no limit at all.
+pub const DEFAULT_DEPTH: u32 = 3;
+/// Margin of delta pruning in the quiescence search.
+const DELTA_MARGIN: i32 = 200;
+
+const ORDER_TT: i32 = 1 << 30;
+const ORDER_CAPTURE: i32 = 1 << 28;
+const ORDER_PROMOTION: i32 = 1 << 27;
+const ORDER_KILLER: i32 = 1 << 26;
+const HISTORY_MAX: i32 = 1 << 24;
+const HISTORY_SIZE: usize = 1 << 17;
+
+#[derive(Copy, Clone, PartialEq, Eq, Default)]
+enum Bound {
+    #[default]
+    Exact,
+    Lower,
+    Upper,
+}
+
+#[derive(Copy, Clone, Default)]
+struct TtEntry {
+    key: u64,
+    mv: Option<Move>,
+    score: i32,
+    depth: i16,
+    bound: Bound,
+    used: bool,
+}
+
+/// Iterative-deepening alpha-beta over the rules engine with a material-and-position
+/// evaluation ([`super::eval`]).
+pub struct AlphaBeta {
+    variant: &'static Variant,
+    eval: Evaluator,
+    tt: Vec<TtEntry>,
+    killers: Vec<[Option<Move>; 2]>,
+    history: Vec<i32>,
+    /// Kinds whose drop mate loses for the dropper.
+    drop_loses: [bool; MAX_KINDS],
+    /// Keys of the positions from the game's start down to the current node's parent.
+    path: Vec<u64>,
+    /// Reusable move-ordering buffers, one per ply.
+    buffers: Vec<Vec<(i32, Move)>>,
+    nodes: u64,
+    node_limit: u64,
+    deadline: Option<Instant>,
+    stop: bool,
+    /// Best root move and score of the iteration under way.
+    root_best: Option<(Move, i32)>,
+}
+
+impl AlphaBeta {
+    /// A searcher for `variant` with a transposition table of `tt_entries` entries (at least 1).
+    pub fn new(variant: &'static Variant, tt_entries: usize) -> AlphaBeta {
+        let mut drop_loses = [false; MAX_KINDS];
+        for k in variant.kinds() {
+            drop_loses[k.index()] = variant.kind(k).drop_mate == DropMate::Loses;
+        }
+        AlphaBeta {
+            variant,
+            eval: Evaluator::new(variant),
+            tt: vec![TtEntry::default(); tt_entries.max(1)],
+            killers: vec![[None; 2]; MAX_PLY + 1],
+            history: vec![0; 2 * HISTORY_SIZE],
+            drop_loses,
+            path: Vec::new(),
+            buffers: (0..=MAX_PLY).map(|_| Vec::new()).collect(),
+            nodes: 0,
+            node_limit: u64::MAX,
+            deadline: None,
+            stop: false,
+            root_best: None,
+        }
+    }
+
+    /// The evaluation this searcher uses (for tests and reports).
+    pub fn evaluator(&self) -> &Evaluator {
+        &self.eval
+    }
+
+    #[inline(always)]
+    fn tt_index(&self, key: u64) -> usize {
+        ((key as u128 * self.tt.len() as u128) >> 64) as usize
+    }
+
+    #[inline(always)]
+    fn tt_probe(&self, key: u64) -> Option<TtEntry> {
+        let e = self.tt[self.tt_index(key)];
+        (e.used && e.key == key).then_some(e)
+    }
+
+    #[inline(always)]
+    fn tt_store(&mut self, key: u64, mv: Option<Move>, score: i32, depth: i32, bound: Bound, ply: usize) {
+        let i = self.tt_index(key);
+        let e = &mut self.tt[i];
+        // Keep the move of an earlier, shallower search of the same position if this one has none.
+        let mv = if mv.is_none() && e.used && e.key == key { e.mv } else { mv };
+        *e = TtEntry { key, mv, score: score_to_tt(score, ply), depth: depth as i16, bound, used: true };
+    }
+
+    /// Whether the move is a drop of a kind whose drop mate loses for the dropper.
+    #[inline(always)]
+    fn is_losing_drop(&self, m: Move) -> bool {
+        match m.kind() {
+            MoveKind::Drop { kind, .. } | MoveKind::PocketDrop { kind, .. } => self.drop_loses[kind.index()],
+            _ => false,
+        }
+    }
+
+    /// Score of a position without legal moves, for the side to move.
+    #[inline(always)]
+    fn no_moves_score(pos: &Position, ply: usize, after_losing_drop: bool) -> i32 {
+        if after_losing_drop && pos.in_check() {
+            MATE - ply as i32
+        } else {
+            -(MATE - ply as i32)
+        }
+    }
+
+    #[inline(always)]
+    fn check_budget(&mut self) -> bool {
+        if self.stop {
+            return true;
+        }
+        if self.nodes >= self.node_limit {
+            self.stop = true;
+        } else if self.nodes & 1023 == 0 {
+            if let Some(d) = self.deadline {
+                if Instant::now() >= d {
+                    self.stop = true;
+                }
+            }
+        }
+        self.stop
+    }
+
+    /// Whether `key` occurred before on the path with the same side to move.
+    #[inline(always)]
+    fn repeated(&self, key: u64) -> bool {
+        // The last entry is the parent (other side to move); same-side positions are at
+        // len-2, len-4, …
+        let n = self.path.len();
+        let mut i = n as isize - 2;
+        while i >= 0 {
+            if self.path[i as usize] == key {
+                return true;
+            }
+            i -= 2;
+        }
+        false
+    }
+
+    /// Ordering score of a move: captures by MVV-LVA, promotions by their gain.
+    #[inline(always)]
+    fn tactical_score(&self, pos: &Position, m: Move) -> Option<i32> {
+        if let MoveKind::Board { from, to, promote } = m.kind() {
+            let v = &self.eval.values;
+            let mover = pos.piece_at(from).map(|p| p.kind);
+            let gain = match (promote, mover) {
+                (true, Some(k)) => match self.variant.kind(k).promotes_to {
+                    Some(pk) => v.board(pk) - v.board(k),
+                    None => 0,
+                },
+                _ => 0,
+            };
+            if let Some(victim) = pos.piece_at(to) {
+                let attacker = mover.map(|k| v.board(k)).unwrap_or(0);
+                return Some(ORDER_CAPTURE + 8 * (v.board(victim.kind) + gain) - attacker / 8);
+            }
+            if promote {
+                return Some(ORDER_PROMOTION + gain);
+            }
+        }
+        None
+    }
+
+    #[inline(always)]
+    fn history_index(pos: &Position, m: Move) -> usize {
+        pos.side_to_move().index() * HISTORY_SIZE + (m.to_bits() as usize & (HISTORY_SIZE - 1))
+    }
+
+    fn order(&self, pos: &Position, list: &MoveList, tt_move: Option<Move>, ply: usize, buf: &mut Vec<(i32, Move)>) {
+        buf.clear();
+        let killers = self.killers[ply];
+        for &m in list {
+            let s = if Some(m) == tt_move {
+                ORDER_TT
+            } else if let Some(t) = self.tactical_score(pos, m) {
+                t
+            } else if Some(m) == killers[0] {
+                ORDER_KILLER + 1
+            } else if Some(m) == killers[1] {
+                ORDER_KILLER
+            } else {
+                self.history[Self::history_index(pos, m)]
+            };
+            buf.push((s, m));
+        }
+    }
+
+    /// Moves the best-scored remaining move to position `i` and returns it.
+    #[inline(always)]
+    fn pick(buf: &mut [(i32, Move)], i: usize) -> Move {
+        let mut best = i;
+        for j in i + 1..buf.len() {
+            if buf[j].0 > buf[best].0 {
+                best = j;
+            }
+        }
+        buf.swap(i, best);
+        buf[i].1
+    }
+
+    fn search(&mut self, pos: &Position, depth: i32, mut alpha: i32, beta: i32, ply: usize, after_losing_drop: bool) -> i32 {
+        if depth <= 0 || ply >= MAX_PLY {
+            return self.qsearch(pos, alpha, beta, ply, after_losing_drop, 0);
+        }
+        self.nodes += 1;
+        if self.check_budget() {
+            return 0;
+        }
+        let key = pos.key();
+        if ply > 0 && self.repeated(key) {
+            return 0;
+        }
+        let entry = self.tt_probe(key);
+        if let Some(e) = entry {
+            if ply > 0 && e.depth as i32 >= depth {
+                let s = score_from_tt(e.score, ply);
+                match e.bound {
+                    Bound::Exact => return s,
+                    Bound::Lower if s >= beta => return s,
+                    Bound::Upper if s <= alpha => return s,
+                    _ => {}
+                }
+            }
+        }
+        let mut list = MoveList::new();
+        pos.generate_legal(&mut list);
+        if list.is_empty() {
+            return Self::no_moves_score(pos, ply, after_losing_drop);
+        }
+        let mut buf = std::mem::take(&mut self.buffers[ply]);
+        self.order(pos, &list, entry.and_then(|e| e.mv), ply, &mut buf);
+        let alpha0 = alpha;
+        let mut best = -INF;
+        let mut best_move = None;
+        self.path.push(key);
+        for i in 0..buf.len() {
+            let m = Self::pick(&mut buf, i);
+            let mut child = pos.clone();
+            let captured = child.play_unchecked(m);
+            let score = if child.flag_reached() {
+                MATE - (ply as i32 + 1)
+            } else {
+                let ld = self.is_losing_drop(m);
+                if i == 0 {
+                    -self.search(&child, depth - 1, -beta, -alpha, ply + 1, ld)
+                } else {
+                    let s = -self.search(&child, depth - 1, -alpha - 1, -alpha, ply + 1, ld);
+                    if s > alpha && s < beta && !self.stop {
+                        -self.search(&child, depth - 1, -beta, -alpha, ply + 1, ld)
+                    } else {
+                        s
+                    }
+                }
+            };
+            if self.stop {
+                break;
+            }
+            if score > best {
+                best = score;
+                best_move = Some(m);
+                if ply == 0 {
+                    self.root_best = Some((m, score));
+                }
+                if score > alpha {
+                    alpha = score;
+                    if alpha >= beta {
+                        if captured.is_none() && !m.is_promotion() {
+                            let k = &mut self.killers[ply];
+                            if k[0] != Some(m) {
+                                k[1] = k[0];
+                                k[0] = Some(m);
+                            }
+                            let h = &mut self.history[Self::history_index(pos, m)];
+                            *h = (*h + depth * depth).min(HISTORY_MAX);
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        self.path.pop();
+        self.buffers[ply] = buf;
+        if self.stop {
+            return 0;
+        }
+        let bound = if best >= beta {
+            Bound::Lower
+        } else if best > alpha0 {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        self.tt_store(key, best_move, best, depth, bound, ply);
+        best
+    }
+
+    fn qsearch(&mut self, pos: &Position, mut alpha: i32, beta: i32, ply: usize, after_losing_drop: bool, qply: u32) -> i32 {
+        self.nodes += 1;
+        if self.check_budget() {
+            return 0;
+        }
+        let mut list = MoveList::new();
+        pos.generate_legal(&mut list);
+        if list.is_empty() {
+            return Self::no_moves_score(pos, ply, after_losing_drop);
+        }
+        let in_check = pos.in_check();
+        let stand = self.eval.evaluate(pos);
+        if qply >= MAX_QPLY || ply >= MAX_PLY {
+            return stand;
+        }
+        let mut best = -INF;
+        if !in_check {
+            if stand >= beta {
+                return stand;
+            }
+            best = stand;
+            if stand > alpha {
+                alpha = stand;
+            }
+        }
+        let mut buf = std::mem::take(&mut self.buffers[ply]);
+        buf.clear();
+        let v = self.variant;
+        for &m in &list {
+            if in_check {
+                let s = self.tactical_score(pos, m).unwrap_or(0);
+                buf.push((s, m));
+                continue;
+            }
+            let MoveKind::Board { from, to, promote } = m.kind() else { continue };
+            let Some(victim) = pos.piece_at(to) else { continue };
+            if !promote {
+                // Where the capture may promote, only the promoting form is searched.
+                let k = pos.piece_at(from).map(|p| p.kind);
+                let zone = v.promotion_zone[pos.side_to_move().index()];
+                if k.is_some_and(|k| v.kind(k).promotes_to.is_some()) && (zone.has(from) || zone.has(to)) {
+                    continue;
+                }
+            }
+            let s = self.tactical_score(pos, m).unwrap_or(0);
+            // Delta pruning: even winning the victim outright cannot reach alpha.
+            let gain = self.eval.values.board(victim.kind) + if promote { 500 } else { 0 };
+            if stand + gain + DELTA_MARGIN < alpha {
+                continue;
+            }
+            buf.push((s, m));
+        }
+        for i in 0..buf.len() {
+            let m = Self::pick(&mut buf, i);
+            let mut child = pos.clone();
+            child.play_unchecked(m);
+            let score = if child.flag_reached() {
+                MATE - (ply as i32 + 1)
+            } else {
+                -self.qsearch(&child, -beta, -alpha, ply + 1, self.is_losing_drop(m), qply + 1)
+            };
+            if self.stop {
+                break;
+            }
+            if score > best {
+                best = score;
+                if score > alpha {
+                    alpha = score;
+                    if alpha >= beta {
+                        break;
+                    }
+                }
+            }
+        }
+        self.buffers[ply] = buf;
+        if self.stop {
+            return 0;
+        }
+        best
+    }
+
+    /// The principal variation: `best`, then the table's moves while they are legal.
+    fn principal_variation(&self, root: &Position, best: Move, max_len: usize) -> Vec<Move> {
+        let mut pv = vec![best];
+        let mut pos = root.clone();
+        let mut seen = vec![pos.key()];
+        pos.play_unchecked(best);
+        while pv.len() < max_len && !pos.flag_reached() && !seen.contains(&pos.key()) {
+            seen.push(pos.key());
+            let Some(m) = self.tt_probe(pos.key()).and_then(|e| e.mv) else { break };
+            if !pos.is_legal(m) {
+                break;
+            }
+            pv.push(m);
+            pos.play_unchecked(m);
+        }
+        pv
+    }
+}
+
+fn score_to_tt(s: i32, ply: usize) -> i32 {
+    if s > MATE_BOUND {
+        s + ply as i32
+    } else if s < -MATE_BOUND {
+        s - ply as i32
+    } else {
+        s
+    }
+}
+
+fn score_from_tt(s: i32, ply: usize) -> i32 {
+    if s > MATE_BOUND {
+        s - ply as i32
+    } else if s < -MATE_BOUND {
+        s + ply as i32
+    } else {
+        s
+    }
+}
+
+/// An internal score as a [`Score`] for the side to move.
+fn to_score(s: i32) -> Score {
+    if s > MATE_BOUND {
+        Score::Mate(MATE - s)
+    } else if s < -MATE_BOUND {
+        Score::Mate(-(MATE + s))
+    } else {
+        Score::Cp(s)
+    }
+}
+
+impl Baseline for AlphaBeta {
+    fn name(&self) -> String {
+        "alphabeta".to_string()
+    }
+
+    fn new_game(&mut self) {
+        // A fresh table each game keeps games independent of one another (reproducible).
+        self.tt.iter_mut().for_each(|e| *e = TtEntry::default());
+        self.killers.iter_mut().for_each(|k| *k = [None; 2]);
+        self.history.iter_mut().for_each(|h| *h = 0);
+    }
+
+    fn think(&mut self, game: &Game, budget: &Budget) -> Thought {
+        let root = game.position().clone();
+        let legal = game.legal_moves();
+        if legal.is_empty() {
+            return Thought::just(None);
+        }
+        let unlimited = budget.depth.is_none() && budget.nodes.is_none() && budget.deadline.is_none();
+        let max_depth = budget.depth.unwrap_or(if unlimited { DEFAULT_DEPTH } else { MAX_DEPTH }).clamp(1, MAX_DEPTH);
+        self.nodes = 0;
+        self.node_limit = budget.nodes.unwrap_or(u64::MAX).max(1);
+        self.deadline = budget.deadline;
+        self.stop = false;
+        self.killers.iter_mut().for_each(|k| *k = [None; 2]);
+        self.history.iter_mut().for_each(|h| *h /= 4);
+        // The path: every position of the game before the root.
+        self.path.clear();
+        let mut p = game.start().clone();
+        for &m in game.moves() {
+            self.path.push(p.key());
+            p.play_unchecked(m);
+        }
+        let start = Instant::now();
+
+        // Fallback if not even one root move gets searched: the table's move, else the
+        // first move in ordering (best capture).
+        let fallback = {
+            let tt_move = self.tt_probe(root.key()).and_then(|e| e.mv).filter(|m| legal.contains(m));
+            let mut buf = Vec::new();
+            self.order(&root, &legal, tt_move, 0, &mut buf);
+            let n = buf.len();
+            Self::pick(&mut buf, 0);
+            debug_assert!(n > 0);
+            buf[0].1
+        };
+        let mut completed: Option<(Move, i32, u32)> = None;
+        for d in 1..=max_depth {
+            self.root_best = None;
+            let score = self.search(&root, d as i32, -INF, INF, 0, false);
+            if self.stop {
+                if completed.is_none() {
+                    if let Some((m, s)) = self.root_best {
+                        completed = Some((m, s, d));
+                    }
+                }
+                break;
+            }
+            let Some((m, _)) = self.root_best else { break };
+            completed = Some((m, score, d));
+            // A mate within the horizon is final.
+            if score.abs() > MATE_BOUND && MATE - score.abs() <= d as i32 {
+                break;
+            }
+            if let Some(dl) = budget.deadline {
+                // The next iteration would most likely not finish.
+                let now = Instant::now();
+                if now >= dl || (now - start) * 2 > dl - now {
+                    break;
+                }
+            }
+        }
+        let (best, score, depth) = completed.unwrap_or((fallback, self.eval.evaluate(&root), 0));
+        let pv = self.principal_variation(&root, best, depth.max(1) as usize);
+        Thought { best: Some(best), score: to_score(score), depth, nodes: self.nodes, pv }
+    }
+}

@@ -1,0 +1,138 @@
+//! The alpha-beta baseline's static evaluation: material plus a few cheap positional terms.
+//!
+//! - Material: [`PieceValues`] for pieces on the board, in hand (×1.1) and in the pocket.
+//!   A pocketed piece counts its plain board value: a pocket move is reversible and costs
+//!   a tempo each way, and any bonus would make the search shuffle pieces into the pocket.
+//! - Footmen (one-per-file kinds: Pawn, Soldier) gain [`ADVANCE`] per rank advanced.
+//! - King shelter: [`SHELTER`] per own piece on a square next to the own king (at most
+//!   [`SHELTER_MAX`] pieces).
+//! - King exposure: [`KING_OUT`] per rank the king stands beyond its home ranks (the
+//!   promotion-zone depth, counted from its own side), scaled by how much of its start
+//!   material the opponent still has (so it fades out in the endgame).
+//!
+//! Everything is from the side to move's point of view, in centipawns.
+
+use super::values::PieceValues;
+use rules::{Bitboard, Color, PieceKind, Position, Variant};
+
+pub const ADVANCE: i32 = 5;
+pub const SHELTER: i32 = 12;
+pub const SHELTER_MAX: u32 = 4;
+pub const KING_OUT: i32 = 20;
+
+#[derive(Clone, Debug)]
+pub struct Evaluator {
+    pub values: PieceValues,
+    /// Non-royal kinds on the board, with their board value.
+    kinds: Vec<(PieceKind, i32)>,
+    /// Footman kinds (one per file, unpromoted).
+    footmen: Vec<PieceKind>,
+    /// Material of one side in the variant's start position (board, hand, pocket).
+    start_material: i32,
+    royal: PieceKind,
+    ranks: u8,
+    home_depth: u8,
+}
+
+impl Evaluator {
+    pub fn new(v: &'static Variant) -> Evaluator {
+        let values = PieceValues::for_variant(v);
+        let kinds: Vec<(PieceKind, i32)> =
+            v.kinds().filter(|&k| !v.kind(k).royal).map(|k| (k, values.board(k))).collect();
+        let footmen = v.kinds().filter(|&k| v.kind(k).one_per_file && !v.kind(k).promoted).collect();
+        let mut e = Evaluator {
+            values,
+            kinds,
+            footmen,
+            start_material: 1,
+            royal: v.royal_kind,
+            ranks: v.geometry.ranks,
+            home_depth: v.promotion_zone[0].count().div_ceil(v.geometry.files as u32).max(1) as u8,
+        };
+        let start = Position::start(v);
+        e.start_material = Color::BOTH.iter().map(|&c| e.material(&start, c)).max().unwrap_or(1).max(1);
+        e
+    }
+
+    /// Material of `c`: board, hand and pocket.
+    #[inline]
+    pub fn material(&self, pos: &Position, c: Color) -> i32 {
+        let mut m = 0;
+        for &(k, val) in &self.kinds {
+            let n = pos.pieces_of(c, k).count() as i32;
+            if n > 0 {
+                m += n * val;
+            }
+        }
+        for &k in &pos.variant().hand_kinds {
+            let n = pos.hand_count(c, k) as i32;
+            if n > 0 {
+                m += n * self.values.hand(k);
+            }
+        }
+        if let Some(k) = pos.pocket(c) {
+            m += self.values.board(k);
+        }
+        m
+    }
+
+    /// Positional terms of `c` given the opponent's material.
+    #[inline]
+    fn positional(&self, pos: &Position, c: Color, their_material: i32) -> i32 {
+        let g = &pos.variant().geometry;
+        let mut s = 0;
+        for &k in &self.footmen {
+            for sq in pos.pieces_of(c, k) {
+                // relative_rank 0 is the far rank; ranks - 1 is the own back rank.
+                s += ADVANCE * (self.ranks as i32 - 1 - g.relative_rank(c, sq) as i32);
+            }
+        }
+        if let Some(ksq) = pos.king_square(c) {
+            let around = pos.attacks_from(c, self.royal, ksq, Bitboard::EMPTY) & pos.pieces(c);
+            s += SHELTER * around.count().min(SHELTER_MAX) as i32;
+            // Ranks from the own back rank: 0 on the back rank.
+            let from_back = self.ranks as i32 - 1 - g.relative_rank(c, ksq) as i32;
+            let out = from_back - (self.home_depth as i32 - 1);
+            if out > 0 {
+                let phase = their_material.min(self.start_material);
+                s -= KING_OUT * out * phase / self.start_material;
+            }
+        }
+        s
+    }
+
+    /// Evaluation for the side to move.
+    #[inline]
+    pub fn evaluate(&self, pos: &Position) -> i32 {
+        let us = pos.side_to_move();
+        let them = !us;
+        let mu = self.material(pos, us);
+        let mt = self.material(pos, them);
+        mu - mt + self.positional(pos, us, mt) - self.positional(pos, them, mu)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn baseline_eval_start_positions_are_balanced_and_symmetric() {
+        for name in ["shogi", "minishogi", "hand-shogi"] {
+            let v = Variant::builtin(name).unwrap();
+            let e = Evaluator::new(v);
+            let p = Position::start(v);
+            assert_eq!(e.evaluate(&p), 0, "{name}: the start is symmetric");
+        }
+        // Pocket Shogi Copper: Black's Copper is in the pocket, White's in hand (×1.1).
+        let v = Variant::builtin("pocket-copper").unwrap();
+        let e = Evaluator::new(v);
+        let p = Position::start(v);
+        assert!(e.evaluate(&p).abs() < 100);
+        // A captured rook shifts the balance by about its value and more.
+        let v = Variant::builtin("shogi").unwrap();
+        let e = Evaluator::new(v);
+        let p = Position::from_sfen(v, "lnsgkgsnl/7b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b R 1").unwrap();
+        assert!(e.evaluate(&p) > 2000);
+    }
+}

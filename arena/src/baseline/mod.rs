@@ -1,0 +1,139 @@
+//! Baselines: fixed reference opponents that play every variant with no training.
+//!
+//! - [`Random`]: a uniformly random legal move (seeded).
+//! - [`Greedy`]: one ply, material-greedy: the move after which the mover's material
+//!   balance is highest; a move that wins at once (checkmate, flag) first, one that loses
+//!   at once (Pocket Shogi Copper's pawn-drop mate) last; ties broken at random (seeded).
+//! - [`AlphaBeta`]: iterative-deepening alpha-beta with quiescence search and a
+//!   transposition table, at a depth, node or time budget ([`Budget`]).
+//!
+//! Piece values ([`PieceValues`]) come from the standard shogi table where a kind is a
+//! standard piece and from a mobility fit otherwise; see [`values`].
+
+mod alphabeta;
+pub mod eval;
+pub mod values;
+
+#[cfg(test)]
+mod tests;
+
+pub use alphabeta::{AlphaBeta, DEFAULT_DEPTH};
+pub use values::PieceValues;
+
+use crate::{Score, Thought};
+use eval::Evaluator;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rules::{Game, Outcome};
+
+/// How much a baseline may think: any combination of a depth, a node count and a
+/// deadline; the first one reached stops the search. With none, [`AlphaBeta`] searches
+/// to depth 3. [`Random`] and [`Greedy`] ignore it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Budget {
+    pub depth: Option<u32>,
+    pub nodes: Option<u64>,
+    pub deadline: Option<std::time::Instant>,
+}
+
+/// A built-in player.
+pub trait Baseline: Send {
+    /// Short name, e.g. `random`, `greedy`, `alphabeta`.
+    fn name(&self) -> String;
+    /// Chooses a move for the game's side to move; `best` is `None` iff there is no legal
+    /// move (the game is over).
+    fn think(&mut self, game: &Game, budget: &Budget) -> Thought;
+    /// Clears per-game state.
+    fn new_game(&mut self) {}
+}
+
+/// Uniformly random legal moves from a seeded stream.
+pub struct Random {
+    rng: ChaCha8Rng,
+}
+
+impl Random {
+    pub fn new(seed: u64) -> Random {
+        Random { rng: ChaCha8Rng::seed_from_u64(seed) }
+    }
+}
+
+impl Baseline for Random {
+    fn name(&self) -> String {
+        "random".to_string()
+    }
+
+    fn think(&mut self, game: &Game, _budget: &Budget) -> Thought {
+        let moves = game.legal_moves();
+        if moves.is_empty() {
+            return Thought::just(None);
+        }
+        let m = moves[self.rng.random_range(0..moves.len())];
+        Thought { nodes: 1, ..Thought::just(Some(m)) }
+    }
+}
+
+/// One-ply material-greedy play.
+pub struct Greedy {
+    eval: Evaluator,
+    rng: ChaCha8Rng,
+}
+
+/// Greedy's score of a move that wins at once.
+const GREEDY_WIN: i32 = i32::MAX / 2;
+
+impl Greedy {
+    pub fn new(variant: &'static rules::Variant, seed: u64) -> Greedy {
+        Greedy { eval: Evaluator::new(variant), rng: ChaCha8Rng::seed_from_u64(seed) }
+    }
+
+    /// The values this player counts material with.
+    pub fn values(&self) -> &PieceValues {
+        &self.eval.values
+    }
+}
+
+impl Baseline for Greedy {
+    fn name(&self) -> String {
+        "greedy".to_string()
+    }
+
+    fn think(&mut self, game: &Game, _budget: &Budget) -> Thought {
+        let moves = game.legal_moves();
+        if moves.is_empty() {
+            return Thought::just(None);
+        }
+        let mover = game.position().side_to_move();
+        let mut best = i32::MIN;
+        let mut ties = Vec::new();
+        for &m in &moves {
+            let mut g = game.clone();
+            g.play_unchecked(m);
+            let s = match g.result() {
+                Some(r) => match r.outcome {
+                    Outcome::Win(c) if c == mover => GREEDY_WIN,
+                    Outcome::Win(_) => -GREEDY_WIN,
+                    Outcome::Draw => 0,
+                },
+                None => {
+                    let p = g.position();
+                    self.eval.material(p, mover) - self.eval.material(p, !mover)
+                }
+            };
+            if s > best {
+                best = s;
+                ties.clear();
+            }
+            if s == best {
+                ties.push(m);
+            }
+        }
+        let m = ties[self.rng.random_range(0..ties.len())];
+        let score = match best {
+            GREEDY_WIN => Score::Mate(1),
+            s if s == -GREEDY_WIN => Score::Mate(-1),
+            s => Score::Cp(s),
+        };
+        Thought { best: Some(m), score, depth: 1, nodes: moves.len() as u64, pv: vec![m] }
+    }
+}

@@ -1,0 +1,453 @@
+//! The one player interface every kind of player sits behind: a checkpoint (network +
+//! MCTS), the uniform-prior search, the built-in baselines and external USI engines.
+//!
+//! A player instance belongs to one arena worker thread and plays in that thread's game
+//! slots. The worker asks it to think about a slot ([`Player::go`]) and then calls
+//! [`Player::poll`] in a loop; a search player advances ALL its pending searches by one
+//! leaf each and evaluates those leaves in ONE batched network call, so a checkpoint's
+//! leaves are batched across every game it is playing in that thread. External engines
+//! think in their own processes; polling them only collects answers.
+
+use crate::baseline::{Baseline, Budget};
+use crate::limits::{think_time, ClockView, Limit};
+use crate::thought::{Score, Thought};
+use crate::usi_client::{BestMove, EngineConfig, UsiEngine};
+use rules::{Game, Move};
+use search::{EvalRequest, Evaluator, Search, SearchConfig};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What a player answered for one slot.
+#[derive(Clone, Debug)]
+pub enum Reply {
+    /// A move known to be legal (internal players).
+    Move(Move, Thought),
+    /// A move as USI text, still to be checked by the arena (external engines).
+    Text(String, Thought),
+    /// `bestmove resign`.
+    Resign,
+    /// `bestmove win`: a 27-point declaration, checked by the arena.
+    Declare,
+    /// The player failed: its engine crashed, hung or broke the protocol.
+    Fault(Fault),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FaultKind {
+    Crash,
+    Timeout,
+}
+
+/// A failure of an external player, with what the engine said last.
+#[derive(Clone, Debug)]
+pub struct Fault {
+    pub kind: FaultKind,
+    pub message: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Answer {
+    pub slot: usize,
+    pub reply: Reply,
+}
+
+pub trait Player: Send {
+    fn name(&self) -> &str;
+    /// A new game starts in `slot` (engines: `usinewgame`; a crashed engine restarts).
+    fn new_game(&mut self, slot: usize) -> Result<(), Fault>;
+    /// It is this player's turn in `slot`: begin thinking about `game`'s position.
+    fn go(&mut self, slot: usize, game: &Game, clock: &ClockView);
+    /// Advances thinking and appends the answers that are ready. May block up to `wait`
+    /// for an external engine; internal players compute one round and return.
+    fn poll(&mut self, wait: Duration, out: &mut Vec<Answer>);
+    /// Whether a `poll` would compute (an internal player with pending work).
+    fn computing(&self) -> bool;
+    /// The game in `slot` is over; `result` from this player's side is "win", "lose" or "draw".
+    fn game_over(&mut self, _slot: usize, _result: &str) {}
+    /// Answer for `slot` as soon as possible with the best move found so far (USI `stop`).
+    fn stop(&mut self, _slot: usize) {}
+}
+
+/// Converts a value in [−1, 1] (expected score −1 loss … +1 win) into centipawns with the
+/// logistic-like curve Leela Chess Zero used (cp = 111.71 · tan(1.5621 · q)), so that a
+/// value near ±1 maps to a large but finite score.
+pub fn value_to_cp(q: f32) -> i32 {
+    let q = q.clamp(-0.999, 0.999) as f64;
+    (111.714_640_912 * (1.562_068_842_1 * q).tan()).round().clamp(-30_000.0, 30_000.0) as i32
+}
+
+// ---------------------------------------------------------------------------------------
+// Search players: a checkpoint or the uniform-prior search.
+
+struct Pending {
+    search: Search<Game>,
+    started: Instant,
+    deadline: Option<Instant>,
+}
+
+/// A network (or uniform priors) with the MCTS at a budget of simulations or time.
+pub struct SearchPlayer {
+    name: String,
+    evaluator: Arc<dyn Evaluator<Game>>,
+    config: SearchConfig,
+    slots: Vec<Option<Pending>>,
+    seed: u64,
+    /// Simulations per second measured on earlier moves, for time-limited searches.
+    sims_per_second: f64,
+    reserve: Duration,
+}
+
+impl SearchPlayer {
+    /// `config` should be an evaluation configuration (no noise, greedy choice).
+    pub fn new(name: &str, evaluator: Arc<dyn Evaluator<Game>>, config: SearchConfig, seed: u64) -> SearchPlayer {
+        SearchPlayer {
+            name: name.to_string(),
+            evaluator,
+            config,
+            slots: Vec::new(),
+            seed,
+            sims_per_second: 500.0,
+            reserve: Duration::from_millis(40),
+        }
+    }
+
+    fn slot(&mut self, slot: usize) -> &mut Option<Pending> {
+        if self.slots.len() <= slot {
+            self.slots.resize_with(slot + 1, || None);
+        }
+        &mut self.slots[slot]
+    }
+
+    fn thought(search: &Search<Game>) -> Thought {
+        let r = search.result();
+        let score = match search.proven() {
+            Some((v, plies)) if v > 0.5 => Score::Mate(plies.max(1) as i32),
+            Some((v, plies)) if v < -0.5 => Score::Mate(-(plies.max(1) as i32)),
+            _ => Score::Cp(value_to_cp(r.value)),
+        };
+        let mut pv = search.principal_variation(16);
+        if pv.first() != r.chosen.as_ref() {
+            pv = r.chosen.into_iter().collect();
+        }
+        Thought { best: r.chosen, score, depth: pv.len() as u32, nodes: r.simulations as u64, pv }
+    }
+}
+
+impl Player for SearchPlayer {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn new_game(&mut self, slot: usize) -> Result<(), Fault> {
+        *self.slot(slot) = None;
+        Ok(())
+    }
+
+    fn go(&mut self, slot: usize, game: &Game, clock: &ClockView) {
+        let mover = game.position().side_to_move().index();
+        let mut config = self.config.clone();
+        let mut deadline = None;
+        let now = Instant::now();
+        // The clock's limit is the player's own (the arena's clock for this player, or
+        // what a USI `go` asked for).
+        match clock.limit {
+            Limit::Nodes(n) => config.simulations = n.min(u32::MAX as u64) as u32,
+            Limit::Depth(d) => config.simulations = d.max(1),
+            _ => {
+                let t = think_time(clock, mover, game.ply(), self.reserve).unwrap_or(Duration::from_millis(100));
+                // Sequential Halving needs its budget up front: aim at what fits in the
+                // time at the speed measured so far, and stop at the deadline regardless.
+                config.simulations = ((self.sims_per_second * t.as_secs_f64()) as u32).clamp(2, 1_000_000);
+                deadline = Some(now + t);
+            }
+        }
+        self.seed = self.seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let search = Search::with_seed(game.clone(), config, self.seed);
+        *self.slot(slot) = Some(Pending { search, started: now, deadline });
+    }
+
+    fn poll(&mut self, _wait: Duration, out: &mut Vec<Answer>) {
+        let mut batch: Vec<EvalRequest<Game>> = Vec::new();
+        let mut owners = Vec::new();
+        for (i, p) in self.slots.iter_mut().enumerate() {
+            if let Some(p) = p {
+                if !p.search.is_done() && !p.search.has_pending() {
+                    if let Some(req) = p.search.next_leaf() {
+                        batch.push(req);
+                        owners.push(i);
+                    }
+                }
+            }
+        }
+        if !batch.is_empty() {
+            let evals = self.evaluator.evaluate(&batch);
+            for (i, e) in owners.into_iter().zip(evals) {
+                if let Some(p) = &mut self.slots[i] {
+                    p.search.apply(e);
+                }
+            }
+        }
+        let now = Instant::now();
+        for i in 0..self.slots.len() {
+            let finished = match &self.slots[i] {
+                // At the deadline, stop once at least one simulation gave the root
+                // statistics to choose from.
+                Some(p) => p.search.is_done() || (p.deadline.is_some_and(|d| now >= d) && p.search.simulations_done() > 0),
+                None => false,
+            };
+            if !finished {
+                continue;
+            }
+            let p = self.slots[i].take().unwrap();
+            let secs = now.duration_since(p.started).as_secs_f64();
+            let sims = p.search.simulations_done();
+            if p.deadline.is_some() && sims >= 8 && secs > 0.005 {
+                // Exponential average of the measured speed, for the next budget.
+                self.sims_per_second = 0.7 * self.sims_per_second + 0.3 * sims as f64 / secs;
+            }
+            let thought = SearchPlayer::thought(&p.search);
+            let reply = match thought.best {
+                Some(m) => Reply::Move(m, thought),
+                None => Reply::Resign,
+            };
+            out.push(Answer { slot: i, reply });
+        }
+    }
+
+    fn computing(&self) -> bool {
+        self.slots.iter().any(|s| s.is_some())
+    }
+
+    fn stop(&mut self, slot: usize) {
+        if let Some(p) = self.slot(slot) {
+            p.deadline = Some(Instant::now());
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Baselines: random, material-greedy, alpha-beta. They think synchronously in `poll`.
+
+pub struct BaselinePlayer {
+    name: String,
+    make: Box<dyn Fn(usize) -> Box<dyn Baseline> + Send>,
+    engines: Vec<Option<Box<dyn Baseline>>>,
+    pending: Vec<(usize, Game, ClockView)>,
+}
+
+impl BaselinePlayer {
+    /// `make(slot)` builds the baseline for a slot (its own table and random stream).
+    pub fn new(name: &str, make: Box<dyn Fn(usize) -> Box<dyn Baseline> + Send>) -> BaselinePlayer {
+        BaselinePlayer { name: name.to_string(), make, engines: Vec::new(), pending: Vec::new() }
+    }
+
+    fn engine(&mut self, slot: usize) -> &mut Box<dyn Baseline> {
+        if self.engines.len() <= slot {
+            self.engines.resize_with(slot + 1, || None);
+        }
+        let make = &self.make;
+        self.engines[slot].get_or_insert_with(|| make(slot))
+    }
+}
+
+impl Player for BaselinePlayer {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn new_game(&mut self, slot: usize) -> Result<(), Fault> {
+        self.engine(slot).new_game();
+        Ok(())
+    }
+
+    fn go(&mut self, slot: usize, game: &Game, clock: &ClockView) {
+        self.pending.push((slot, game.clone(), *clock));
+    }
+
+    fn poll(&mut self, _wait: Duration, out: &mut Vec<Answer>) {
+        for (slot, game, clock) in std::mem::take(&mut self.pending) {
+            let mover = game.position().side_to_move().index();
+            let budget = match clock.limit {
+                Limit::Nodes(n) => Budget { depth: None, nodes: Some(n), deadline: None },
+                Limit::Depth(d) => Budget { depth: Some(d), nodes: None, deadline: None },
+                _ => {
+                    let t = think_time(&clock, mover, game.ply(), Duration::from_millis(30)).unwrap_or(Duration::from_millis(100));
+                    Budget { depth: None, nodes: None, deadline: Some(Instant::now() + t) }
+                }
+            };
+            let thought = self.engine(slot).think(&game, &budget);
+            let reply = match thought.best {
+                Some(m) => Reply::Move(m, thought),
+                None => Reply::Resign,
+            };
+            out.push(Answer { slot, reply });
+        }
+    }
+
+    fn computing(&self) -> bool {
+        !self.pending.is_empty()
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// External USI engines: one process per slot, started lazily, restarted after a failure.
+
+struct EngineSlot {
+    engine: Option<UsiEngine>,
+    /// When the pending `go` must have been answered.
+    deadline: Option<Instant>,
+}
+
+pub struct UsiPlayer {
+    name: String,
+    config: EngineConfig,
+    /// Time allowed beyond the clock before an engine counts as hung (and for budgets of
+    /// work, the whole allowance per move).
+    move_timeout: Duration,
+    slots: Vec<EngineSlot>,
+}
+
+impl UsiPlayer {
+    pub fn new(name: &str, config: EngineConfig, move_timeout: Duration) -> UsiPlayer {
+        UsiPlayer { name: name.to_string(), config, move_timeout, slots: Vec::new() }
+    }
+
+    fn slot(&mut self, slot: usize) -> &mut EngineSlot {
+        if self.slots.len() <= slot {
+            self.slots.resize_with(slot + 1, || EngineSlot { engine: None, deadline: None });
+        }
+        &mut self.slots[slot]
+    }
+
+    fn fault(kind: FaultKind, message: String) -> Fault {
+        Fault { kind, message }
+    }
+}
+
+/// `position …` for a game: `startpos` when it started from the variant's start, else
+/// its start SFEN, then its moves.
+pub fn usi_position(game: &Game) -> String {
+    let start = game.start();
+    let mut s = if start.to_sfen() == start.variant().start_sfen {
+        String::from("position startpos")
+    } else {
+        format!("position sfen {}", start.to_sfen())
+    };
+    if !game.moves().is_empty() {
+        s.push_str(" moves");
+        let mut pos = start.clone();
+        for &m in game.moves() {
+            s.push(' ');
+            s.push_str(&pos.move_to_usi(m));
+            pos.play_unchecked(m);
+        }
+    }
+    s
+}
+
+impl Player for UsiPlayer {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn new_game(&mut self, slot: usize) -> Result<(), Fault> {
+        let config = self.config.clone();
+        let s = self.slot(slot);
+        if s.engine.as_mut().is_some_and(|e| !e.is_alive()) {
+            s.engine = None;
+        }
+        if s.engine.is_none() {
+            let e = UsiEngine::start(&config).map_err(|e| Self::fault(FaultKind::Crash, e.to_string()))?;
+            s.engine = Some(e);
+        }
+        let e = s.engine.as_mut().unwrap();
+        if let Err(err) = e.new_game() {
+            s.engine = None;
+            return Err(Self::fault(FaultKind::Crash, err.to_string()));
+        }
+        Ok(())
+    }
+
+    fn go(&mut self, slot: usize, game: &Game, clock: &ClockView) {
+        let mover = game.position().side_to_move().index();
+        let timeout = self.move_timeout;
+        let allowance = clock.allowance_ms(mover).map(Duration::from_millis);
+        let position = usi_position(game);
+        let go = clock.usi_go();
+        let s = self.slot(slot);
+        s.deadline = Some(Instant::now() + allowance.map_or(timeout, |a| a + timeout));
+        if let Some(e) = s.engine.as_mut() {
+            if let Err(err) = e.go(&position, &go) {
+                tracing::warn!(engine = %err, "go failed");
+                s.engine = None;
+            }
+        }
+    }
+
+    fn poll(&mut self, wait: Duration, out: &mut Vec<Answer>) {
+        let start = Instant::now();
+        loop {
+            let now = Instant::now();
+            let mut any_pending = false;
+            for (i, s) in self.slots.iter_mut().enumerate() {
+                let Some(deadline) = s.deadline else { continue };
+                let reply = match s.engine.as_mut() {
+                    None => Some(Reply::Fault(Self::fault(FaultKind::Crash, "the engine could not be started or died".into()))),
+                    Some(e) => match e.poll() {
+                        Some(Ok(r)) => {
+                            let info = &r.info;
+                            let score = match (info.score_mate, info.score_cp) {
+                                (Some(m), _) => Score::Mate(m),
+                                (None, Some(cp)) => Score::Cp(cp),
+                                _ => Score::Cp(0),
+                            };
+                            let thought = Thought { best: None, score, depth: info.depth.unwrap_or(0), nodes: info.nodes.unwrap_or(0), pv: Vec::new() };
+                            Some(match r.best {
+                                BestMove::Move(text) => Reply::Text(text, thought),
+                                BestMove::Resign => Reply::Resign,
+                                BestMove::Win => Reply::Declare,
+                            })
+                        }
+                        Some(Err(err)) => Some(Reply::Fault(Self::fault(FaultKind::Crash, err.to_string()))),
+                        None if now >= deadline => {
+                            let last = e.last_output().join("\n");
+                            Some(Reply::Fault(Self::fault(FaultKind::Timeout, format!("no bestmove before the deadline; last output:\n{last}"))))
+                        }
+                        None => None,
+                    },
+                };
+                match reply {
+                    Some(reply) => {
+                        if let Reply::Fault(_) = reply {
+                            // A hung or crashed engine is killed; the next game restarts it.
+                            s.engine = None;
+                        }
+                        s.deadline = None;
+                        out.push(Answer { slot: i, reply });
+                    }
+                    None => any_pending = true,
+                }
+            }
+            if !any_pending || !out.is_empty() || start.elapsed() >= wait {
+                return;
+            }
+            std::thread::sleep(Duration::from_micros(500));
+        }
+    }
+
+    fn computing(&self) -> bool {
+        false
+    }
+
+    fn game_over(&mut self, slot: usize, result: &str) {
+        if let Some(e) = self.slot(slot).engine.as_mut() {
+            e.game_over(result);
+        }
+    }
+
+    fn stop(&mut self, slot: usize) {
+        if let Some(e) = self.slot(slot).engine.as_mut() {
+            e.stop();
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! Player specifications — how a user names a player on the command line or in a
+//! tournament file — and the factories that build one player instance per arena thread.
+//!
+//! Grammar: `KIND[:ARG][,KEY=VALUE]*`
+//!
+//! | kind | ARG | keys |
+//! |---|---|---|
+//! | `checkpoint` | model directory (`…/models/gen-0004`) | limit; `policy=gumbel\|puct`, `gumbel_m=N`, `c_puct=X` |
+//! | `uniform` | – | as checkpoint: the uniform-prior search |
+//! | `random` | – | – |
+//! | `greedy` | – | – (one-ply material) |
+//! | `alphabeta` | – | `depth=D` or `nodes=N` or a time limit; `tt=ENTRIES` |
+//! | `usi` | engine command | limit; `option.NAME=VALUE` (repeatable), `arg=ARG` (repeatable), `dir=PATH` |
+//!
+//! Every kind takes `name=NAME` (how tables and records call it). A limit is one of
+//! `nodes=N` (or `sims=N`), `depth=D`, `movetime=MS`, `time=MS,byoyomi=MS`,
+//! `time=MS,inc=MS` (see [`Limit`]). Examples:
+//! `checkpoint:data/runs/pocket-copper/models/gen-0004,sims=24`,
+//! `alphabeta,depth=2`, `usi:/usr/games/fairy-stockfish,nodes=1000,name=fsf-1k`.
+
+use crate::baseline::{AlphaBeta, Baseline, Greedy, Random};
+use crate::limits::Limit;
+use crate::player::{BaselinePlayer, Player, SearchPlayer, UsiPlayer};
+use crate::usi_client::EngineConfig;
+use rules::{Game, Variant};
+use search::{Evaluator, RootPolicy, SearchConfig, UniformEvaluator};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+#[error("player '{spec}': {problem}")]
+pub struct SpecError {
+    pub spec: String,
+    pub problem: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Kind {
+    Checkpoint(PathBuf),
+    Uniform,
+    Random,
+    Greedy,
+    AlphaBeta,
+    Usi(PathBuf),
+}
+
+/// A parsed player specification.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlayerSpec {
+    /// The text it was parsed from.
+    pub text: String,
+    pub name: String,
+    pub kind: Kind,
+    pub limit: Option<Limit>,
+    /// USI options (`option.NAME=VALUE`).
+    pub options: Vec<(String, String)>,
+    /// Engine arguments (`arg=…`) and working directory (`dir=…`).
+    pub args: Vec<String>,
+    pub dir: Option<PathBuf>,
+    pub root_policy: RootPolicy,
+    pub gumbel_m: Option<usize>,
+    pub c_puct: Option<f32>,
+    pub tt_entries: usize,
+}
+
+const KNOWN_KEYS: [&str; 16] =
+    ["name", "nodes", "sims", "simulations", "depth", "movetime", "time", "byoyomi", "inc", "arg", "dir", "policy", "gumbel_m", "c_puct", "tt", "option.*"];
+
+impl PlayerSpec {
+    pub fn parse(text: &str) -> Result<PlayerSpec, SpecError> {
+        let err = |problem: String| SpecError { spec: text.to_string(), problem };
+        let mut parts = text.split(',').map(str::trim);
+        let head = parts.next().unwrap_or_default();
+        let (kind_name, arg) = match head.split_once(':') {
+            Some((k, a)) => (k.trim(), Some(a.trim().to_string())),
+            None => (head, None),
+        };
+        let mut pairs = Vec::new();
+        for p in parts.filter(|p| !p.is_empty()) {
+            let (k, v) = p.split_once('=').ok_or_else(|| err(format!("'{p}' is not KEY=VALUE")))?;
+            let k = k.trim();
+            if !KNOWN_KEYS.contains(&k) && !k.starts_with("option.") {
+                return Err(err(format!("unknown key '{k}' (keys: {})", KNOWN_KEYS.join(", "))));
+            }
+            pairs.push((k.to_string(), v.trim().to_string()));
+        }
+        let need_arg = |what: &str| arg.clone().filter(|a| !a.is_empty()).ok_or_else(|| err(format!("{kind_name} needs {what}: {kind_name}:{what}")));
+        let kind = match kind_name {
+            "checkpoint" | "model" => Kind::Checkpoint(PathBuf::from(need_arg("a model directory")?)),
+            "uniform" => Kind::Uniform,
+            "random" => Kind::Random,
+            "greedy" => Kind::Greedy,
+            "alphabeta" | "ab" => Kind::AlphaBeta,
+            "usi" => Kind::Usi(PathBuf::from(need_arg("an engine command")?)),
+            other => return Err(err(format!("unknown kind '{other}' (checkpoint, uniform, random, greedy, alphabeta, usi)"))),
+        };
+        if arg.is_some() && !matches!(kind, Kind::Checkpoint(_) | Kind::Usi(_)) {
+            return Err(err(format!("{kind_name} takes no ':' argument")));
+        }
+        let get = |k: &str| pairs.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        let limit = Limit::from_pairs(&pairs).map_err(err)?;
+        let root_policy = match get("policy").as_deref() {
+            None | Some("gumbel") => RootPolicy::Gumbel,
+            Some("puct") => RootPolicy::Puct,
+            Some(p) => return Err(err(format!("policy={p}: expected gumbel or puct"))),
+        };
+        let gumbel_m = get("gumbel_m").map(|v| v.parse::<usize>().map_err(|_| err(format!("gumbel_m={v}: expected a whole number")))).transpose()?;
+        let c_puct = get("c_puct").map(|v| v.parse::<f32>().map_err(|_| err(format!("c_puct={v}: expected a number")))).transpose()?;
+        let tt_entries = get("tt").map(|v| v.parse::<usize>().map_err(|_| err(format!("tt={v}: expected a whole number")))).transpose()?.unwrap_or(1 << 16);
+        let default_name = match &kind {
+            Kind::Checkpoint(dir) => {
+                let gen = dir.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
+                format!("{gen}{}", limit.map(|l| format!("-{}", l.to_spec())).unwrap_or_default())
+            }
+            Kind::Usi(cmd) => {
+                let base = cmd.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_else(|| "engine".into());
+                format!("{base}{}", limit.map(|l| format!("-{}", l.to_spec())).unwrap_or_default())
+            }
+            _ => format!("{kind_name}{}", limit.map(|l| format!("-{}", l.to_spec())).unwrap_or_default()),
+        };
+        Ok(PlayerSpec {
+            text: text.to_string(),
+            name: get("name").unwrap_or(default_name),
+            kind,
+            limit,
+            options: pairs.iter().filter_map(|(k, v)| k.strip_prefix("option.").map(|n| (n.to_string(), v.clone()))).collect(),
+            args: pairs.iter().filter(|(k, _)| k == "arg").map(|(_, v)| v.clone()).collect(),
+            dir: get("dir").map(PathBuf::from),
+            root_policy,
+            gumbel_m,
+            c_puct,
+            tt_entries,
+        })
+    }
+
+    /// Whether the player needs a limit from the tournament when its spec gives none.
+    pub fn needs_limit(&self) -> bool {
+        matches!(self.kind, Kind::Checkpoint(_) | Kind::Uniform | Kind::Usi(_))
+    }
+}
+
+/// Builds instances of one player for the arena's threads, sharing what is loaded once
+/// (a checkpoint's network).
+pub struct PlayerFactory {
+    pub spec: PlayerSpec,
+    pub variant: &'static Variant,
+    /// The effective limit (the spec's, else the tournament's default).
+    pub limit: Option<Limit>,
+    evaluator: Option<Arc<dyn Evaluator<Game>>>,
+    move_timeout: Duration,
+}
+
+impl PlayerFactory {
+    /// Loads what the player needs. `threads` > 1 makes a network evaluate each batch on
+    /// the calling thread only (every arena thread then runs its own batches).
+    pub fn new(spec: PlayerSpec, variant: &'static Variant, default_limit: Option<Limit>, threads: usize, move_timeout: Duration) -> Result<PlayerFactory, SpecError> {
+        let err = |problem: String| SpecError { spec: spec.text.clone(), problem };
+        let limit = spec.limit.or(default_limit);
+        if limit.is_none() && spec.needs_limit() {
+            return Err(err("no limit: give nodes=N (sims=N), depth=D, movetime=MS or time=MS with byoyomi=MS or inc=MS".into()));
+        }
+        let evaluator: Option<Arc<dyn Evaluator<Game>>> = match &spec.kind {
+            Kind::Checkpoint(dir) => {
+                let e = neteval::load(dir, variant).map_err(|e| err(e.to_string()))?;
+                Some(Arc::new(e.serial(threads > 1)))
+            }
+            Kind::Uniform => Some(Arc::new(UniformEvaluator)),
+            Kind::Usi(cmd) => {
+                if cmd.components().count() > 1 && !cmd.exists() {
+                    return Err(err(format!("engine {} does not exist", cmd.display())));
+                }
+                None
+            }
+            _ => None,
+        };
+        Ok(PlayerFactory { spec, variant, limit, evaluator, move_timeout })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    fn search_config(&self) -> SearchConfig {
+        let base = match self.spec.root_policy {
+            RootPolicy::Gumbel => SearchConfig::gumbel(1),
+            RootPolicy::Puct => SearchConfig::puct(1),
+        };
+        let mut c = base.for_evaluation();
+        if let Some(m) = self.spec.gumbel_m {
+            c.gumbel_m = m.max(2);
+        }
+        if let Some(x) = self.spec.c_puct {
+            c.c_puct = x;
+        }
+        c
+    }
+
+    /// A new instance for one arena thread; `seed` makes its random choices reproducible.
+    pub fn instance(&self, seed: u64) -> Box<dyn Player> {
+        let name = self.spec.name.as_str();
+        let variant = self.variant;
+        match &self.spec.kind {
+            Kind::Checkpoint(_) | Kind::Uniform => {
+                let eval = self.evaluator.clone().expect("search players have an evaluator");
+                Box::new(SearchPlayer::new(name, eval, self.search_config(), seed))
+            }
+            Kind::Random => Box::new(BaselinePlayer::new(name, Box::new(move |slot| Box::new(Random::new(seed ^ slot as u64)) as Box<dyn Baseline>))),
+            Kind::Greedy => Box::new(BaselinePlayer::new(name, Box::new(move |slot| Box::new(Greedy::new(variant, seed ^ slot as u64)) as Box<dyn Baseline>))),
+            Kind::AlphaBeta => {
+                let tt = self.spec.tt_entries;
+                Box::new(BaselinePlayer::new(name, Box::new(move |_| Box::new(AlphaBeta::new(variant, tt)) as Box<dyn Baseline>)))
+            }
+            Kind::Usi(cmd) => {
+                let config = EngineConfig {
+                    name: name.to_string(),
+                    command: cmd.clone(),
+                    args: self.spec.args.clone(),
+                    working_dir: self.spec.dir.clone(),
+                    options: self.spec.options.clone(),
+                    init_timeout: Duration::from_secs(30),
+                };
+                Box::new(UsiPlayer::new(name, config, self.move_timeout))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse() {
+        let s = PlayerSpec::parse("usi:/usr/games/fairy-stockfish,nodes=1000,option.UCI_Variant=shogi,option.Threads=1,name=fsf").unwrap();
+        assert_eq!(s.kind, Kind::Usi(PathBuf::from("/usr/games/fairy-stockfish")));
+        assert_eq!(s.limit, Some(Limit::Nodes(1000)));
+        assert_eq!(s.options, vec![("UCI_Variant".to_string(), "shogi".to_string()), ("Threads".to_string(), "1".to_string())]);
+        assert_eq!(s.name, "fsf");
+        let s = PlayerSpec::parse("alphabeta,depth=2").unwrap();
+        assert_eq!((s.kind.clone(), s.limit, s.name.as_str()), (Kind::AlphaBeta, Some(Limit::Depth(2)), "alphabeta-depth=2"));
+        let s = PlayerSpec::parse("checkpoint:runs/x/models/gen-0003,sims=24,policy=puct").unwrap();
+        assert_eq!(s.name, "gen-0003-nodes=24");
+        assert_eq!(s.root_policy, RootPolicy::Puct);
+        assert_eq!(PlayerSpec::parse("random").unwrap().name, "random");
+    }
+
+    #[test]
+    fn bad_specs_say_what_is_wrong() {
+        for (text, says) in [
+            ("checkpoint", "needs a model directory"),
+            ("usi:", "needs an engine command"),
+            ("random:x", "takes no ':' argument"),
+            ("alphabeta,depth=two", "expected a whole number"),
+            ("alphabeta,depth=99", "expected 1..=64"),
+            ("alphabeta,depth=3,nodes=4", "give one limit"),
+            ("uniform,sims", "not KEY=VALUE"),
+            ("uniform,foo=1", "unknown key 'foo'"),
+            ("knight", "unknown kind 'knight'"),
+            ("uniform,policy=best", "expected gumbel or puct"),
+        ] {
+            let e = PlayerSpec::parse(text).unwrap_err().to_string();
+            assert!(e.contains(says), "{text}: {e}");
+            assert!(e.contains(text), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_missing_limit_or_model_is_refused() {
+        let v = Variant::builtin("minishogi").unwrap();
+        let e = PlayerFactory::new(PlayerSpec::parse("uniform").unwrap(), v, None, 1, Duration::from_secs(1)).err().unwrap().to_string();
+        assert!(e.contains("no limit"), "{e}");
+        let e = PlayerFactory::new(PlayerSpec::parse("checkpoint:/nonexistent/gen-1,sims=4").unwrap(), v, None, 1, Duration::from_secs(1)).err().unwrap().to_string();
+        assert!(e.contains("/nonexistent/gen-1"), "{e}");
+        assert!(PlayerFactory::new(PlayerSpec::parse("greedy").unwrap(), v, None, 1, Duration::from_secs(1)).is_ok());
+    }
+}

@@ -1,0 +1,486 @@
+//! Tournaments: a match (two players), a gauntlet (the first player against each other)
+//! or a round-robin (every pair), from a tournament file or command-line player specs.
+//!
+//! Every opening is played twice with colours swapped. Results are appended to
+//! `results.jsonl` in the output directory as each game ends (one line, flushed to disk),
+//! so an interrupted tournament resumes where it stopped and a finished one can be
+//! extended with more rounds: job ids are stable functions of (round, pairing, colour).
+//!
+//! The output directory holds `tournament.toml` (the resolved settings), `results.jsonl`,
+//! `games/` (KIF (`.kifu`, UTF-8) and CSA records for standard shogi), `summary.json`, `pairings.csv`,
+//! `ratings.csv` and `ratings.svg`.
+
+use crate::limits::Limit;
+use crate::openings::{OpeningError, Openings};
+use crate::record;
+use crate::report::{self, Report};
+use crate::runner::{run_jobs, Adjudication, Job, JobResult, RunSettings};
+use crate::spec::{PlayerFactory, PlayerSpec, SpecError};
+use crate::stats::Sprt;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TournamentError {
+    #[error("tournament file {path}: {problem}")]
+    File { path: String, problem: String },
+    #[error("tournament: {0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error(transparent)]
+    Openings(#[from] OpeningError),
+    #[error("variant: {0}")]
+    Variant(#[from] rules::VariantError),
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{path}, line {line}: {problem}")]
+    Results { path: String, line: usize, problem: String },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> TournamentError + '_ {
+    move |source| TournamentError::Io { path: path.display().to_string(), source }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    Match,
+    Gauntlet,
+    RoundRobin,
+    /// A training run's ladder: the non-anchor players in order (generations), each
+    /// against the next one and against every anchor; anchors against each other.
+    Ladder,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpeningsConfig {
+    /// A file of positions (`startpos`/SFEN, optional `moves …`), one per line.
+    #[serde(default)]
+    pub file: Option<PathBuf>,
+    /// Named members of the variant's start family; `["all"]` for all of them.
+    #[serde(default)]
+    pub starts: Vec<String>,
+    /// Random plies from the start when neither a file nor starts are given.
+    #[serde(default)]
+    pub random_plies: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SprtConfig {
+    pub elo0: f64,
+    pub elo1: f64,
+    #[serde(default = "five_percent")]
+    pub alpha: f64,
+    #[serde(default = "five_percent")]
+    pub beta: f64,
+}
+
+fn five_percent() -> f64 {
+    0.05
+}
+
+/// A tournament file (TOML). Every key but `players` has a default.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TournamentConfig {
+    #[serde(default = "default_variant")]
+    pub variant: String,
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+    #[serde(default = "default_mode")]
+    pub mode: Mode,
+    /// Player specs (see `arena::spec`).
+    pub players: Vec<String>,
+    /// Opening pairs per pairing (each played with both colours).
+    #[serde(default = "default_rounds")]
+    pub rounds: u32,
+    /// The limit of players whose spec gives none (`nodes=800`, `time=0,byoyomi=100`, …).
+    #[serde(default)]
+    pub limit: Option<String>,
+    #[serde(default = "default_openings")]
+    pub openings: OpeningsConfig,
+    #[serde(default = "default_threads")]
+    pub threads: usize,
+    #[serde(default = "default_in_flight")]
+    pub games_in_flight: usize,
+    /// Game length limit in plies (a draw); 0 = the variant's.
+    #[serde(default)]
+    pub max_plies: u32,
+    /// Most hands of a match of hands (Hand shogi) before it is drawn.
+    #[serde(default = "default_max_hands")]
+    pub max_hands: u32,
+    #[serde(default)]
+    pub adjudication: Adjudication,
+    #[serde(default)]
+    pub sprt: Option<SprtConfig>,
+    /// The player whose rating is fixed (default: the first), and at what Elo.
+    #[serde(default)]
+    pub anchor: Option<String>,
+    /// Ladder mode: the names of the fixed reference players.
+    #[serde(default)]
+    pub anchors: Vec<String>,
+    #[serde(default)]
+    pub anchor_elo: f64,
+    #[serde(default = "default_margin")]
+    pub time_margin_ms: u64,
+    /// How long past its clock (or per move under a budget of work) an engine may stay
+    /// silent before it counts as hung.
+    #[serde(default = "default_move_timeout")]
+    pub move_timeout_ms: u64,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    #[serde(default = "default_out")]
+    pub out_dir: PathBuf,
+}
+
+fn default_variant() -> String {
+    "pocket-copper".into()
+}
+fn default_mode() -> Mode {
+    Mode::RoundRobin
+}
+fn default_rounds() -> u32 {
+    10
+}
+fn default_openings() -> OpeningsConfig {
+    OpeningsConfig { file: None, starts: Vec::new(), random_plies: 4 }
+}
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2)
+}
+fn default_in_flight() -> usize {
+    8
+}
+fn default_max_hands() -> u32 {
+    8
+}
+fn default_margin() -> u64 {
+    100
+}
+fn default_move_timeout() -> u64 {
+    60_000
+}
+fn default_seed() -> u64 {
+    1
+}
+fn default_out() -> PathBuf {
+    PathBuf::from("data/arena/tournament")
+}
+
+impl TournamentConfig {
+    pub fn new(players: Vec<String>) -> TournamentConfig {
+        toml::from_str::<TournamentConfig>("players = []").map(|c| TournamentConfig { players, ..c }).expect("defaults parse")
+    }
+
+    pub fn load(path: &Path) -> Result<TournamentConfig, TournamentError> {
+        let bad = |problem: String| TournamentError::File { path: path.display().to_string(), problem };
+        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        let c: TournamentConfig = toml::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        c.validate().map_err(|e| bad(e.to_string()))?;
+        Ok(c)
+    }
+
+    pub fn validate(&self) -> Result<(), TournamentError> {
+        let bad = |s: String| Err(TournamentError::Invalid(s));
+        let n = self.players.len();
+        match self.mode {
+            Mode::Match if n != 2 => return bad(format!("mode match needs exactly 2 players, got {n}")),
+            _ if n < 2 => return bad(format!("players: need at least 2, got {n}")),
+            _ => {}
+        }
+        if self.rounds == 0 {
+            return bad("rounds must be at least 1".into());
+        }
+        if !(1..=256).contains(&self.threads) {
+            return bad(format!("threads: {} is outside 1..=256", self.threads));
+        }
+        if !(1..=4096).contains(&self.games_in_flight) {
+            return bad(format!("games_in_flight: {} is outside 1..=4096", self.games_in_flight));
+        }
+        if let Some(s) = &self.sprt {
+            if self.mode != Mode::Match {
+                return bad("sprt applies to mode match only".into());
+            }
+            if !(s.elo1 > s.elo0) || !(0.0..0.5).contains(&s.alpha) || !(0.0..0.5).contains(&s.beta) || s.alpha <= 0.0 || s.beta <= 0.0 {
+                return bad(format!("sprt: need elo0 < elo1 and 0 < alpha, beta < 0.5 (got {s:?})"));
+            }
+        }
+        let mut names = HashSet::new();
+        for p in &self.players {
+            let spec = PlayerSpec::parse(p)?;
+            if !names.insert(spec.name.clone()) {
+                return bad(format!("two players are called '{}': give one a name=…", spec.name));
+            }
+        }
+        for a in &self.anchors {
+            if !names.contains(a) {
+                return bad(format!("anchors: '{a}' is not a player"));
+            }
+        }
+        if let Some(a) = &self.anchor {
+            if !names.contains(a) {
+                return bad(format!("anchor '{a}' is not a player (players: {})", names.into_iter().collect::<Vec<_>>().join(", ")));
+            }
+        }
+        if let Some(l) = &self.limit {
+            parse_limit(l)?;
+        }
+        Ok(())
+    }
+
+    pub fn variant(&self) -> Result<&'static rules::Variant, TournamentError> {
+        let options: Vec<(String, String)> = self.options.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        Ok(rules::Variant::load(&self.variant, &options)?)
+    }
+
+    fn openings(&self, variant: &'static rules::Variant) -> Result<Openings, TournamentError> {
+        let o = &self.openings;
+        Ok(match (&o.file, o.starts.is_empty()) {
+            (Some(f), true) => Openings::from_file(f, variant)?,
+            (None, false) => {
+                let names: Vec<String> = if o.starts == ["all"] { Vec::new() } else { o.starts.clone() };
+                Openings::start_family(variant, &names)?
+            }
+            (Some(_), false) => return Err(TournamentError::Invalid("openings: give a file or starts, not both".into())),
+            (None, true) => Openings::random(variant, o.random_plies, self.seed),
+        })
+    }
+
+    /// The pairings as (player, player) indices.
+    pub fn pairings(&self) -> Vec<(usize, usize)> {
+        let n = self.players.len();
+        match self.mode {
+            Mode::Match => vec![(0, 1)],
+            Mode::Gauntlet => (1..n).map(|j| (0, j)).collect(),
+            Mode::RoundRobin => (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j))).collect(),
+            Mode::Ladder => {
+                let names: Vec<String> = self.players.iter().map(|p| PlayerSpec::parse(p).map(|s| s.name).unwrap_or_default()).collect();
+                let is_anchor = |i: usize| self.anchors.contains(&names[i]);
+                let rungs: Vec<usize> = (0..n).filter(|&i| !is_anchor(i)).collect();
+                let anchors: Vec<usize> = (0..n).filter(|&i| is_anchor(i)).collect();
+                let mut p: Vec<(usize, usize)> = rungs.windows(2).map(|w| (w[0], w[1])).collect();
+                for &r in &rungs {
+                    p.extend(anchors.iter().map(|&a| (r, a)));
+                }
+                for (k, &a) in anchors.iter().enumerate() {
+                    p.extend(anchors[k + 1..].iter().map(|&b| (a, b)));
+                }
+                p
+            }
+        }
+    }
+
+    /// Every job of the tournament, in playing order: round by round, each pairing's
+    /// opening twice with colours swapped. Ids are stable when rounds are added.
+    pub fn jobs(&self) -> Vec<Job> {
+        let pairings = self.pairings();
+        let mut jobs = Vec::new();
+        for r in 0..self.rounds as usize {
+            for (k, &(a, b)) in pairings.iter().enumerate() {
+                for swap in 0..2 {
+                    let id = ((r * pairings.len() + k) * 2 + swap) as u64;
+                    let (first, second) = if swap == 0 { (a, b) } else { (b, a) };
+                    jobs.push(Job { id, first, second, opening: r });
+                }
+            }
+        }
+        jobs
+    }
+}
+
+pub fn parse_limit(text: &str) -> Result<Limit, TournamentError> {
+    let pairs: Vec<(String, String)> = text
+        .split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| p.split_once('=').map(|(a, b)| (a.trim().to_string(), b.trim().to_string())).ok_or_else(|| TournamentError::Invalid(format!("limit '{text}': '{p}' is not KEY=VALUE"))))
+        .collect::<Result<_, _>>()?;
+    Limit::from_pairs(&pairs).map_err(|e| TournamentError::Invalid(format!("limit '{text}': {e}")))?.ok_or_else(|| TournamentError::Invalid(format!("limit '{text}' sets nothing")))
+}
+
+/// Reads the results file; a truncated last line (a killed writer) is ignored.
+pub fn read_results(path: &Path) -> Result<Vec<JobResult>, TournamentError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err(path)(e)),
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<JobResult>(line) {
+            Ok(r) => {
+                if seen.insert(r.job.id) {
+                    out.push(r);
+                }
+            }
+            Err(e) if i + 1 == lines.len() && !text.ends_with('\n') => {
+                tracing::warn!("{}: ignoring a truncated last line ({e})", path.display());
+            }
+            Err(e) => return Err(TournamentError::Results { path: path.display().to_string(), line: i + 1, problem: e.to_string() }),
+        }
+    }
+    Ok(out)
+}
+
+/// Removes a partial last line (a writer killed mid-line) so that appending starts on a
+/// fresh line; the finished lines are kept byte for byte.
+fn drop_partial_line(path: &Path) -> Result<(), TournamentError> {
+    let text = match std::fs::read(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_err(path)(e)),
+    };
+    if text.is_empty() || text.ends_with(b"\n") {
+        return Ok(());
+    }
+    let keep = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    records::write_atomic(path, &text[..keep]).map_err(io_err(path))
+}
+
+/// Appends one result as a line and flushes it to disk before returning.
+fn append_result(path: &Path, r: &JobResult) -> Result<(), TournamentError> {
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(io_err(path))?;
+    let mut line = serde_json::to_string(r).map_err(|e| TournamentError::Invalid(e.to_string()))?;
+    line.push('\n');
+    f.write_all(line.as_bytes()).map_err(io_err(path))?;
+    f.sync_data().map_err(io_err(path))
+}
+
+/// Where a finished job's results are in a resumed tournament: a previous run, or
+/// the directory's tournament file disagrees.
+fn check_resume(dir: &Path, cfg: &TournamentConfig) -> Result<(), TournamentError> {
+    let saved = dir.join("tournament.toml");
+    let Ok(text) = std::fs::read_to_string(&saved) else { return Ok(()) };
+    let old: TournamentConfig = toml::from_str(&text).map_err(|e| TournamentError::File { path: saved.display().to_string(), problem: e.to_string() })?;
+    let same = old.variant == cfg.variant && old.options == cfg.options && old.mode == cfg.mode && old.players == cfg.players && old.openings == cfg.openings && old.limit == cfg.limit && old.seed == cfg.seed && old.max_plies == cfg.max_plies;
+    if !same {
+        return Err(TournamentError::Invalid(format!(
+            "{} holds a different tournament (variant, options, mode, players, openings, limit, seed or max_plies differ); choose another out_dir, or change only rounds to extend it",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Runs (or resumes, or extends) a tournament and returns its report.
+pub fn run(cfg: &TournamentConfig, show_progress: bool) -> Result<Report, TournamentError> {
+    cfg.validate()?;
+    let variant = cfg.variant()?;
+    let dir = &cfg.out_dir;
+    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    check_resume(dir, cfg)?;
+    records::write_atomic(&dir.join("tournament.toml"), toml::to_string(cfg).map_err(|e| TournamentError::Invalid(e.to_string()))?.as_bytes()).map_err(io_err(dir))?;
+    let default_limit = cfg.limit.as_deref().map(parse_limit).transpose()?;
+    let move_timeout = Duration::from_millis(cfg.move_timeout_ms);
+    let factories: Vec<PlayerFactory> = cfg
+        .players
+        .iter()
+        .map(|p| PlayerFactory::new(PlayerSpec::parse(p)?, variant, default_limit, cfg.threads, move_timeout))
+        .collect::<Result<_, _>>()?;
+    let openings = cfg.openings(variant)?;
+    let results_path = dir.join("results.jsonl");
+    let done = read_results(&results_path)?;
+    drop_partial_line(&results_path)?;
+    let done_ids: HashSet<u64> = done.iter().map(|r| r.job.id).collect();
+    let todo: Vec<Job> = cfg.jobs().into_iter().filter(|j| !done_ids.contains(&j.id)).collect();
+    let total = cfg.jobs().len() as u64;
+    tracing::info!(dir = %dir.display(), done = done.len(), todo = todo.len(), "tournament");
+
+    let names: Vec<String> = factories.iter().map(|f| f.name().to_string()).collect();
+    let anchor = cfg.anchor.as_ref().and_then(|a| names.iter().position(|n| n == a)).unwrap_or(0);
+    let sprt = cfg.sprt.as_ref().map(|s| Sprt { elo0: s.elo0, elo1: s.elo1, alpha: s.alpha, beta: s.beta });
+    let games_dir = dir.join("games");
+    let standard = variant.name == "shogi";
+    if standard {
+        std::fs::create_dir_all(&games_dir).map_err(io_err(&games_dir))?;
+    }
+
+    let pb = if show_progress {
+        let pb = ProgressBar::new(total);
+        pb.set_style(ProgressStyle::with_template("{prefix:>8} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta} {msg}").unwrap().progress_chars("=> "));
+        pb.set_prefix("arena");
+        pb
+    } else {
+        ProgressBar::hidden()
+    };
+    pb.set_position(done.len() as u64);
+    let all = Mutex::new(done);
+    let failure: Mutex<Option<TournamentError>> = Mutex::new(None);
+    let stop = AtomicBool::new(false);
+    let stop_now = |all: &Vec<JobResult>| -> bool {
+        match &sprt {
+            Some(s) => report::pairing_stats(&names, (0, 1), all, Some(s)).sprt.is_some_and(|x| x.decision != "continue"),
+            None => false,
+        }
+    };
+    if stop_now(&all.lock().unwrap()) {
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    let settings = RunSettings {
+        threads: cfg.threads,
+        games_in_flight: cfg.games_in_flight,
+        max_plies: (cfg.max_plies > 0).then_some(cfg.max_plies),
+        max_hands: cfg.max_hands,
+        adjudication: cfg.adjudication,
+        time_margin: Duration::from_millis(cfg.time_margin_ms),
+        seed: cfg.seed,
+    };
+    run_jobs(&factories, &openings, &todo, &settings, &stop, &|r: JobResult| {
+        if let Err(e) = append_result(&results_path, &r) {
+            tracing::error!("{e}");
+            failure.lock().unwrap().get_or_insert(e);
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            return;
+        }
+        if standard {
+            for (h, hand) in r.hands.iter().enumerate() {
+                let base = games_dir.join(format!("{:06}-{}", r.job.id, h + 1));
+                for (ext, text) in [("kifu", record::kif::to_kif(&hand.record)), ("csa", record::csa::to_csa(&hand.record))] {
+                    match text {
+                        Ok(t) => {
+                            if let Err(e) = records::write_atomic(&base.with_extension(ext), t.as_bytes()) {
+                                tracing::warn!("{}: {e}", base.display());
+                            }
+                        }
+                        Err(e) => tracing::warn!("game {}: no {ext} record: {e}", r.job.id),
+                    }
+                }
+            }
+        }
+        for hand in &r.hands {
+            if let Some(i) = &hand.incident {
+                tracing::warn!(game = r.job.id, "{i}");
+            }
+        }
+        let mut all = all.lock().unwrap();
+        all.push(r);
+        pb.inc(1);
+        if names.len() == 2 {
+            pb.set_message(report::pairing_stats(&names, (0, 1), &all, sprt.as_ref()).short_line());
+        }
+        if stop_now(&all) {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    pb.finish();
+    if let Some(e) = failure.into_inner().unwrap() {
+        return Err(e);
+    }
+    let all = all.into_inner().unwrap();
+    let rep = report::build(&names, &cfg.pairings(), &all, anchor, cfg.anchor_elo, sprt.as_ref());
+    report::write(&rep, dir).map_err(io_err(dir))?;
+    Ok(rep)
+}

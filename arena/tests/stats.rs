@@ -1,0 +1,723 @@
+//! The statistics against values worked out by hand (or with Python's standard library,
+//! independently of this crate): each expected value says where it comes from.
+
+use arena::stats::*;
+use rules::{Color, Outcome};
+
+fn close(got: f64, want: f64, tolerance: f64) -> bool {
+    (got - want).abs() <= tolerance
+}
+
+#[track_caller]
+fn assert_close(got: f64, want: f64, tolerance: f64) {
+    assert!(
+        close(got, want, tolerance),
+        "got {got}, want {want} (±{tolerance})"
+    );
+}
+
+/// 95% two-sided: Python `statistics.NormalDist().inv_cdf(0.975)` = 1.9599639845400536.
+const Z95: f64 = 1.959963984540054;
+
+// ---------------------------------------------------------------------------------------
+// Special functions
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn erf_matches_known_values() {
+    // Python math.erf / math.erfc (the C library's, not ours).
+    let cases = [
+        (0.3, 0.3286267594591274), // Cody's first interval
+        (1.0, 0.8427007929497149),
+        (-1.0, -0.8427007929497149),
+        (2.5, 0.999593047982555),
+        (5.0, 0.9999999999984626), // beyond 4: the asymptotic interval
+        (0.0, 0.0),
+    ];
+    for (x, want) in cases {
+        assert_close(erf(x), want, 1e-15);
+    }
+    // erfc keeps relative accuracy in the tail, where 1 − erf would be all rounding.
+    for (x, want) in [
+        (5.0, 1.5374597944280351e-12),
+        (10.0, 2.088487583762545e-45),
+        (0.2, 0.7772974107895215),
+        (-1.0, 1.842700792949715),
+    ] {
+        assert!(
+            ((erfc(x) - want) / want).abs() < 1e-13,
+            "erfc({x}) = {}, want {want}",
+            erfc(x)
+        );
+    }
+    assert_eq!(erfc(30.0), 0.0);
+    assert!(erf(f64::NAN).is_nan());
+    assert_eq!(erf(f64::INFINITY), 1.0);
+    assert_eq!(erf(f64::NEG_INFINITY), -1.0);
+}
+
+#[test]
+fn normal_quantile_matches_known_values() {
+    // Python statistics.NormalDist().inv_cdf(p).
+    assert_close(normal_quantile(0.975), 1.959963984540054, 1e-14);
+    assert_close(normal_quantile(0.5), 0.0, 1e-15);
+    assert_close(normal_quantile(0.3), -0.5244005127080407, 1e-14);
+    assert_close(normal_quantile(0.001), -3.090232306167813, 1e-13); // Acklam's lower tail
+    assert_close(normal_quantile(0.999), 3.090232306167813, 1e-13); // and upper tail
+    assert_close(normal_quantile(1e-10), -6.361340902404056, 1e-12);
+    assert_eq!(normal_quantile(0.0), f64::NEG_INFINITY);
+    assert_eq!(normal_quantile(1.0), f64::INFINITY);
+    assert!(normal_quantile(f64::NAN).is_nan());
+    assert_close(z_for_confidence(0.95), Z95, 1e-14);
+    // Φ(Φ⁻¹(p)) = p.
+    for p in [0.01, 0.2, 0.7, 0.99] {
+        assert_close(normal_cdf(normal_quantile(p)), p, 1e-15);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Elo
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn elo_and_score_convert_both_ways() {
+    // 75%: −400·log10(1/0.75 − 1) = −400·log10(1/3) = 400·log10(3) = 190.84850188786498.
+    assert_close(elo_from_score(0.75), 190.84850188786498, 1e-10);
+    assert_close(score_from_elo(190.84850188786498), 0.75, 1e-14);
+    assert_close(elo_from_score(0.5), 0.0, 1e-12);
+    assert_close(score_from_elo(0.0), 0.5, 1e-15);
+    assert_close(elo_from_score(0.25), -190.84850188786498, 1e-10);
+    // Clamped at 1 − 1e-6: 400·log10((1 − 1e-6)/1e-6) = 400·log10(999999) = 2399.99982628…
+    assert_close(elo_from_score(1.0), 2399.9998262821205, 1e-6);
+    assert_close(elo_from_score(0.0), -2399.9998262821205, 1e-6);
+    assert_close(elo_from_score(1.5), 2399.9998262821205, 1e-6);
+    assert!(elo_from_score(f64::NAN).is_nan());
+}
+
+// ---------------------------------------------------------------------------------------
+// Trinomial
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn trinomial_statistics_by_hand() {
+    let t = Trinomial::new(60, 20, 20);
+    assert_eq!(t.games(), 100);
+    // (60 + 20/2)/100 = 0.7.
+    assert_close(t.score(), 0.7, 1e-15);
+    assert_close(t.draw_ratio(), 0.2, 1e-15);
+    // −400·log10(1/0.7 − 1) = −400·log10(3/7) = 147.19071411783776.
+    assert_close(t.elo(), 147.19071411783776, 1e-10);
+    // (60·0.3² + 20·0.2² + 20·0.7²)/100 = (5.4 + 0.8 + 9.8)/100 = 0.16.
+    assert_close(t.variance_per_game(), 0.16, 1e-15);
+    // Half-width 1.959963984540054·√(0.16/100) = 1.959963984540054·0.04 = 0.07839855938160216.
+    let (lo, hi) = t.score_interval(Z95);
+    assert_close(lo, 0.7 - 0.07839855938160216, 1e-14);
+    assert_close(hi, 0.7 + 0.07839855938160216, 1e-14);
+    // Python: −400·log10(1/0.6216014406183978 − 1) = 86.22501520030423,
+    //         −400·log10(1/0.7783985593816021 − 1) = 218.2517776410748.
+    let (elo_lo, elo_hi) = t.elo_interval(0.95);
+    assert_close(elo_lo, 86.22501520030423, 1e-8);
+    assert_close(elo_hi, 218.2517776410748, 1e-8);
+    assert_close(
+        t.elo_error_margin(0.95),
+        (218.2517776410748 - 86.22501520030423) / 2.0,
+        1e-8,
+    );
+}
+
+#[test]
+fn likelihood_of_superiority_by_hand() {
+    // W = 60, L = 20: ½(1 + erf(40/√160)) = ½(1 + erf(3.16227766…)); Python with math.erf:
+    // 0.9999961278917845.
+    assert_close(Trinomial::new(60, 20, 20).los(), 0.9999961278917845, 1e-14);
+    // Equal wins and losses: erf(0) = 0 ⇒ ½. No decisive games: defined as ½.
+    assert_close(Trinomial::new(10, 5, 10).los(), 0.5, 1e-15);
+    assert_close(Trinomial::new(0, 7, 0).los(), 0.5, 1e-15);
+    // W = 1, L = 0: ½(1 + erf(1/√2)) = Φ(1) = 0.8413447460685429 (NormalDist().cdf(1)).
+    assert_close(Trinomial::new(1, 0, 0).los(), 0.8413447460685429, 1e-14);
+}
+
+#[test]
+fn trinomial_degenerate_tallies_do_not_panic() {
+    let empty = Trinomial::default();
+    assert!(empty.score().is_nan() && empty.elo().is_nan() && empty.variance_per_game().is_nan());
+    let (lo, hi) = empty.elo_interval(0.95);
+    assert!(lo.is_nan() && hi.is_nan());
+    assert_close(empty.los(), 0.5, 0.0);
+
+    // All draws: score ½, no variance, a point interval at 0 Elo.
+    let draws = Trinomial::new(0, 12, 0);
+    assert_close(draws.variance_per_game(), 0.0, 0.0);
+    assert_eq!(draws.score_interval(Z95), (0.5, 0.5));
+    let (lo, hi) = draws.elo_interval(0.95);
+    assert_close(lo, 0.0, 1e-12);
+    assert_close(hi, 0.0, 1e-12);
+
+    // All wins: the clamped, finite maximum.
+    let wins = Trinomial::new(9, 0, 0);
+    assert_close(wins.elo(), 2399.9998262821205, 1e-6);
+    let (lo, hi) = wins.elo_interval(0.95);
+    assert!(lo.is_finite() && hi.is_finite());
+}
+
+#[test]
+fn trinomial_counts_scores_and_adds() {
+    let mut t = Trinomial::default();
+    for score in [1.0, 0.5, 0.0, 1.0] {
+        t.add_score(score).unwrap();
+    }
+    assert_eq!(t, Trinomial::new(2, 1, 1));
+    assert_eq!(t.add_score(0.3), Err(StatsError::NotAGameScore(0.3)));
+    assert_eq!(t, Trinomial::new(2, 1, 1));
+    let mut sum = t + Trinomial::new(1, 1, 1);
+    assert_eq!(sum, Trinomial::new(3, 2, 2));
+    sum += Trinomial::new(0, 0, 5);
+    assert_eq!(sum, Trinomial::new(3, 2, 7));
+}
+
+// ---------------------------------------------------------------------------------------
+// Pentanomial
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn pentanomial_statistics_by_hand() {
+    let p = Pentanomial::from_counts([1, 2, 3, 2, 2]);
+    assert_eq!(p.pairs(), 10);
+    assert_eq!(p.games(), 20);
+    // (1·0 + 2·¼ + 3·½ + 2·¾ + 2·1)/10 = (0.5 + 1.5 + 1.5 + 2)/10 = 0.55.
+    assert_close(p.score(), 0.55, 1e-15);
+    // (1·0.55² + 2·0.3² + 3·0.05² + 2·0.2² + 2·0.45²)/10
+    //   = (0.3025 + 0.18 + 0.0075 + 0.08 + 0.405)/10 = 0.0975.
+    assert_close(p.variance_per_pair(), 0.0975, 1e-15);
+    // Half-width 1.959963984540054·√(0.0975/10) = 0.19353093680796282 (Python).
+    let (lo, hi) = p.score_interval(Z95);
+    assert_close(lo, 0.55 - 0.19353093680796282, 1e-14);
+    assert_close(hi, 0.55 + 0.19353093680796282, 1e-14);
+    // −400·log10(1/0.55 − 1) = 34.86007028756008; the interval's ends through the same
+    // formula (Python): −102.61903400690746, 184.9056231568916.
+    assert_close(p.elo(), 34.86007028756008, 1e-10);
+    let (elo_lo, elo_hi) = p.elo_interval(0.95);
+    assert_close(elo_lo, -102.61903400690746, 1e-8);
+    assert_close(elo_hi, 184.9056231568916, 1e-8);
+}
+
+#[test]
+fn pentanomial_adds_pairs_by_their_total() {
+    let mut p = Pentanomial::default();
+    p.add_pair(0.0, 0.0).unwrap(); // LL
+    p.add_pair(0.5, 0.0).unwrap(); // DL
+    p.add_pair(1.0, 0.0).unwrap(); // WL
+    p.add_pair(0.5, 0.5).unwrap(); // DD
+    p.add_pair(0.5, 1.0).unwrap(); // DW
+    p.add_pair(1.0, 1.0).unwrap(); // WW
+    assert_eq!(p.counts(), [1, 1, 2, 1, 1]);
+    assert_eq!(
+        Pentanomial::from_pair(1.0, 0.5).unwrap(),
+        Pentanomial::from_counts([0, 0, 0, 1, 0])
+    );
+    assert_eq!(p.add_pair(1.0, 2.0), Err(StatsError::NotAGameScore(2.0)));
+    assert_eq!(p.add_pair(f64::NAN, 1.0).map_err(|_| ()), Err(()));
+    assert_eq!(
+        p.counts(),
+        [1, 1, 2, 1, 1],
+        "a rejected pair counts nothing"
+    );
+    assert_eq!((p + p).counts(), [2, 2, 4, 2, 2]);
+
+    let empty = Pentanomial::default();
+    assert!(empty.score().is_nan() && empty.variance_per_pair().is_nan());
+    let (lo, hi) = empty.elo_interval(0.95);
+    assert!(lo.is_nan() && hi.is_nan());
+}
+
+// ---------------------------------------------------------------------------------------
+// GSPRT
+// ---------------------------------------------------------------------------------------
+
+/// Python, independent of this crate (fishtest's LLR_alt2 with its `regularize`):
+///
+/// ```python
+/// def sc(e): return 1/(1+10**(-e/400))
+/// def llr(counts, e0, e1):
+///     k=len(counts); c=[x if x>0 else 1e-3 for x in counts]; N=sum(c)
+///     vals=[i/(k-1) for i in range(k)]
+///     m=sum(a*b for a,b in zip(c,vals))/N; var=sum(a*(b-m)**2 for a,b in zip(c,vals))/N
+///     s0,s1=sc(e0),sc(e1)
+///     return N*(s1-s0)*(2*m-s0-s1)/(2*var)
+/// ```
+#[test]
+fn gsprt_llr_matches_the_formula() {
+    let sprt = Sprt::new(0.0, 5.0, 0.05, 0.05);
+    // llr([30,120,250,140,40], 0, 5) = 0.9835100752765756
+    let penta = Pentanomial::from_counts([30, 120, 250, 140, 40]);
+    assert_close(sprt.llr_pentanomial(&penta), 0.9835100752765756, 1e-12);
+    // Trinomial counts in fishtest's order L, D, W: llr([260,400,300], 0, 5) = 0.8187963301624892
+    assert_close(
+        sprt.llr_trinomial(&Trinomial::new(300, 400, 260)),
+        0.8187963301624892,
+        1e-12,
+    );
+    // Empty classes count 0.001: llr([0,10,20,12,0], 0, 5) = 0.07698827252325685
+    let sparse = Pentanomial::from_counts([0, 10, 20, 12, 0]);
+    assert_close(sprt.llr_pentanomial(&sparse), 0.07698827252325685, 1e-12);
+    // Degenerate tallies stay finite: all draws llr([0,10,0],0,5) = −5.178991055101191,
+    // all wins llr([0,0,10],0,5) = 285.81188236243975, nothing played 0.
+    assert_close(
+        sprt.llr_trinomial(&Trinomial::new(0, 10, 0)),
+        -5.178991055101191,
+        1e-9,
+    );
+    assert_close(
+        sprt.llr_trinomial(&Trinomial::new(10, 0, 0)),
+        285.81188236243975,
+        1e-7,
+    );
+    assert_eq!(sprt.llr_trinomial(&Trinomial::default()), 0.0);
+    assert_eq!(sprt.llr_pentanomial(&Pentanomial::default()), 0.0);
+}
+
+#[test]
+fn gsprt_bounds_and_decisions() {
+    let sprt = Sprt::new(0.0, 5.0, 0.05, 0.05);
+    // ln(0.05/0.95) = −2.9444389791664403, ln(0.95/0.05) = +2.9444389791664403.
+    let (lower, upper) = sprt.bounds();
+    assert_close(lower, -2.9444389791664403, 1e-15);
+    assert_close(upper, 2.9444389791664403, 1e-15);
+    assert_eq!(sprt.decide(0.0), SprtDecision::Continue);
+    assert_eq!(sprt.decide(2.9), SprtDecision::Continue);
+    assert_eq!(sprt.decide(2.95), SprtDecision::AcceptH1);
+    assert_eq!(sprt.decide(-2.95), SprtDecision::AcceptH0);
+    assert_eq!(sprt.decide(f64::NAN), SprtDecision::Continue);
+    // α = 0.05, β = 0.1: ln(0.1/0.95) = −2.2512917986064953, ln(0.9/0.05) = 2.8903717578961645.
+    let (lower, upper) = Sprt::new(0.0, 5.0, 0.05, 0.1).bounds();
+    assert_close(lower, -2.2512917986064953, 1e-15);
+    assert_close(upper, 2.8903717578961645, 1e-15);
+}
+
+// ---------------------------------------------------------------------------------------
+// Bradley–Terry
+// ---------------------------------------------------------------------------------------
+
+fn names(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+fn result(i: usize, j: usize, wins_i: u64, draws: u64, wins_j: u64) -> PairResult {
+    PairResult {
+        i,
+        j,
+        wins_i,
+        draws,
+        wins_j,
+    }
+}
+
+fn elo_of(list: &RatingList, name: &str) -> f64 {
+    list.get(name).map_or(f64::NAN, |r| r.elo)
+}
+
+#[test]
+fn two_players_match_the_analytic_solution() {
+    // A scores (60 + 30/2)/100 = 75% against B ⇒ A − B = 400·log10(0.75/0.25) = 400·log10(3)
+    // = 190.84850188786498. Anchor B at 1000.
+    let players = names(&["A", "B"]);
+    let list = fit_ratings(&players, &[result(0, 1, 60, 30, 10)], 1, 1000.0);
+    assert!(list.converged);
+    assert_eq!(list.virtual_draws, 0);
+    assert_eq!(list.entries[0].name, "A", "best first");
+    assert_close(elo_of(&list, "A"), 1000.0 + 190.84850188786498, 1e-8);
+    assert_close(elo_of(&list, "B"), 1000.0, 0.0);
+    // Var(θ_A − θ_B) = 1/(n·p(1 − p)) = 1/(100·0.75·0.25) = 1/18.75 in natural units;
+    // × 400/ln 10: σ = √(1/18.75)·173.7177927613007 = 40.11840576550584 Elo (Python), and the
+    // half-width 1.959963984540054·σ = 78.63063041755551.
+    let a = list.get("A").unwrap();
+    assert_close(a.std_error, 40.11840576550584, 1e-8);
+    assert_close(a.hi - a.elo, 78.63063041755551, 1e-8);
+    assert_close(a.elo - a.lo, 78.63063041755551, 1e-8);
+    // The anchor has no uncertainty of its own.
+    let b = list.get("B").unwrap();
+    assert_eq!((b.lo, b.hi, b.std_error), (1000.0, 1000.0, 0.0));
+    // Actual games and points.
+    assert_eq!((a.games, a.points, a.score), (100, 75.0, 0.75));
+    assert_eq!((b.games, b.points, b.score), (100, 25.0, 0.25));
+}
+
+#[test]
+fn results_split_over_several_entries_add_up() {
+    // The same 75% as above, given as three entries in both orientations.
+    let players = names(&["A", "B"]);
+    let results = [
+        result(0, 1, 30, 10, 5),
+        result(1, 0, 5, 20, 30),
+        result(0, 1, 0, 0, 0),
+    ];
+    let list = fit_ratings(&players, &results, 1, 0.0);
+    assert_close(elo_of(&list, "A"), 190.84850188786498, 1e-8);
+}
+
+#[test]
+fn a_cycle_of_equal_results_gives_equal_ratings() {
+    // A beats B 3–1, B beats C 3–1, C beats A 3–1: everyone scores 4/8, and by symmetry
+    // equal ratings satisfy every player's likelihood equation.
+    let players = names(&["A", "B", "C"]);
+    let results = [
+        result(0, 1, 3, 0, 1),
+        result(1, 2, 3, 0, 1),
+        result(2, 0, 3, 0, 1),
+    ];
+    let list = fit_ratings(&players, &results, 0, 0.0);
+    for name in ["A", "B", "C"] {
+        assert_close(elo_of(&list, name), 0.0, 1e-9);
+    }
+    assert_eq!(list.virtual_draws, 0);
+}
+
+#[test]
+fn the_fit_satisfies_the_likelihood_equations() {
+    // At the maximum of the likelihood every player's expected points,
+    // Σ_j n_ij · s(r_i − r_j), equal its actual points.
+    let players = names(&["A", "B", "C", "D"]);
+    let results = [
+        result(0, 1, 6, 2, 2),
+        result(0, 2, 7, 2, 1),
+        result(1, 2, 5, 3, 2),
+        result(2, 3, 4, 4, 2),
+        result(1, 3, 2, 1, 0),
+    ];
+    let list = fit_ratings(&players, &results, 2, 1500.0);
+    assert!(list.converged);
+    let elo: Vec<f64> = (0..4).map(|k| elo_of(&list, &players[k])).collect();
+    let mut expected = [0.0; 4];
+    let mut actual = [0.0; 4];
+    for r in &results {
+        let n = (r.wins_i + r.draws + r.wins_j) as f64;
+        let p = score_from_elo(elo[r.i] - elo[r.j]);
+        expected[r.i] += n * p;
+        expected[r.j] += n * (1.0 - p);
+        actual[r.i] += r.wins_i as f64 + r.draws as f64 / 2.0;
+        actual[r.j] += r.wins_j as f64 + r.draws as f64 / 2.0;
+    }
+    for k in 0..4 {
+        assert_close(expected[k], actual[k], 1e-9);
+        assert_close(list.get(&players[k]).unwrap().points, actual[k], 0.0);
+    }
+    assert_close(elo[2], 1500.0, 0.0);
+    // Transitive strengths come out in order, and the list is sorted by them.
+    assert!(elo[0] > elo[1] && elo[1] > elo[2] && elo[2] > elo[3]);
+    let order: Vec<&str> = list.entries.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(order, ["A", "B", "C", "D"]);
+    // Moving the anchor moves every rating by the same amount.
+    let moved = fit_ratings(&players, &results, 0, 0.0);
+    for k in 0..4 {
+        assert_close(elo_of(&moved, &players[k]), elo[k] - elo[0], 1e-8);
+    }
+    // Every non-anchor player has an interval around its rating.
+    for r in list.entries.iter().filter(|r| r.name != "C") {
+        assert!(r.lo < r.elo && r.elo < r.hi && r.std_error > 0.0);
+        assert_close(r.hi - r.elo, Z95 * r.std_error, 1e-9);
+    }
+}
+
+#[test]
+fn a_perfect_score_gets_one_virtual_draw() {
+    // A wins all 10 games: no finite maximum. One virtual draw makes A's score
+    // (10 + ½)/11 = 21/22 ⇒ A − B = 400·log10((21/22)/(1/22)) = 400·log10(21) = 528.8877178935677.
+    let players = names(&["A", "B"]);
+    let list = fit_ratings(&players, &[result(0, 1, 10, 0, 0)], 1, 0.0);
+    assert!(list.converged);
+    assert_eq!(list.virtual_draws, 1);
+    assert_close(elo_of(&list, "A"), 528.8877178935677, 1e-8);
+    let a = list.get("A").unwrap();
+    assert_eq!(
+        (a.games, a.points),
+        (10, 10.0),
+        "virtual games are not reported"
+    );
+    assert!(a.lo.is_finite() && a.hi.is_finite());
+
+    // Only the pairings across the split get one: B and C trade results (a strongly
+    // connected pair, fitted exactly), A beat both without conceding a point.
+    let players = names(&["A", "B", "C"]);
+    let results = [
+        result(0, 1, 5, 0, 0),
+        result(0, 2, 5, 0, 0),
+        result(1, 2, 6, 2, 2),
+    ];
+    let list = fit_ratings(&players, &results, 1, 0.0);
+    assert_eq!(list.virtual_draws, 2);
+    assert!(list.converged);
+    assert!(elo_of(&list, "A") > elo_of(&list, "B") && elo_of(&list, "B") > elo_of(&list, "C"));
+
+    // Everyone losing every game to the next one: a chain, all finite.
+    let players = names(&["A", "B", "C", "D"]);
+    let results = [
+        result(0, 1, 4, 0, 0),
+        result(1, 2, 4, 0, 0),
+        result(2, 3, 4, 0, 0),
+    ];
+    let list = fit_ratings(&players, &results, 3, 0.0);
+    assert_eq!(list.virtual_draws, 3);
+    // Each link is the two-player case with one draw: 400·log10(2·4 + 1) = 381.69700377572997
+    // (the likelihood splits into independent links along a chain).
+    for (k, name) in ["C", "B", "A"].iter().enumerate() {
+        assert_close(
+            elo_of(&list, name),
+            (k + 1) as f64 * 381.69700377572997,
+            1e-7,
+        );
+    }
+}
+
+#[test]
+fn players_not_connected_to_the_anchor_have_no_rating() {
+    // A–B played, C–D played, E never played.
+    let players = names(&["A", "B", "C", "D", "E"]);
+    let results = [result(0, 1, 3, 1, 1), result(2, 3, 2, 2, 2)];
+    let list = fit_ratings(&players, &results, 0, 0.0);
+    for name in ["C", "D", "E"] {
+        let r = list.get(name).unwrap();
+        assert!(!r.is_rated(), "{name}");
+        assert!(
+            r.elo.is_nan() && r.lo.is_nan() && r.hi.is_nan() && r.std_error.is_nan(),
+            "{name}"
+        );
+    }
+    assert_eq!(list.get("C").unwrap().score, 0.5);
+    assert!(list.get("E").unwrap().score.is_nan());
+    let order: Vec<&str> = list.entries.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(
+        order,
+        ["A", "B", "C", "D", "E"],
+        "rated first; the rest in input order"
+    );
+    // (3 + ½)/5 = 0.7 for A ⇒ B = −400·log10(0.7/0.3) = −147.19071411783776.
+    assert_close(elo_of(&list, "B"), -147.19071411783776, 1e-8);
+
+    // The anchor alone, with nothing played at all.
+    let list = fit_ratings(&players, &[], 4, 100.0);
+    assert_eq!(list.get("E").unwrap().elo, 100.0);
+    assert!(list.converged);
+    assert_eq!(list.entries.iter().filter(|r| !r.is_rated()).count(), 4);
+
+    // Round trip through JSON: NaN is written as null and read back as NaN.
+    let json = serde_json::to_string(&list).unwrap();
+    assert!(json.contains(r#""elo":null"#), "{json}");
+    let back: RatingList = serde_json::from_str(&json).unwrap();
+    assert!(back.get("A").unwrap().elo.is_nan());
+    assert_eq!(back.get("E").unwrap().elo, 100.0);
+    assert_eq!(serde_json::to_string(&back).unwrap(), json);
+}
+
+#[test]
+fn bad_indices_are_skipped_not_panics() {
+    let players = names(&["A", "B"]);
+    // Out-of-range players and self-pairings are left out and counted; the rest is fitted.
+    let results = [
+        result(0, 1, 60, 30, 10),
+        result(0, 5, 1, 0, 0),
+        result(1, 1, 1, 0, 0),
+    ];
+    let list = fit_ratings(&players, &results, 1, 0.0);
+    assert_eq!(list.skipped_results, 2);
+    assert_close(elo_of(&list, "A"), 190.84850188786498, 1e-8);
+    assert_eq!(list.get("B").unwrap().games, 100);
+
+    // An anchor out of range rates nobody.
+    let list = fit_ratings(&players, &results, 2, 0.0);
+    assert!(!list.converged && list.anchor.is_empty());
+    assert!(list.entries.iter().all(|r| !r.is_rated()));
+    assert!(fit_ratings(&[], &[], 0, 0.0).entries.is_empty());
+}
+
+// ---------------------------------------------------------------------------------------
+// Bradley–Terry with the first-move advantage
+// ---------------------------------------------------------------------------------------
+
+fn games(
+    black: usize,
+    white: usize,
+    black_wins: usize,
+    draws: usize,
+    white_wins: usize,
+) -> Vec<ColouredGame> {
+    let game = |outcome| ColouredGame {
+        black,
+        white,
+        outcome,
+    };
+    std::iter::repeat_n(game(Outcome::Win(Color::Black)), black_wins)
+        .chain(std::iter::repeat_n(game(Outcome::Draw), draws))
+        .chain(std::iter::repeat_n(
+            game(Outcome::Win(Color::White)),
+            white_wins,
+        ))
+        .collect()
+}
+
+#[test]
+fn first_move_advantage_of_a_symmetric_match() {
+    // A and B each play 10 games as Black, Black winning 6 and losing 4 either way. By
+    // symmetry A = B; the advantage's equation, with the one virtual draw at η, is
+    // 12 − 20·σ(η) + ½ − σ(η) = 0 ⇒ σ(η) = 12.5/21 ⇒ η = 400·log10(12.5/8.5)
+    // = 66.99643491750548 Elo.
+    let players = names(&["A", "B"]);
+    let mut all = games(0, 1, 6, 0, 4);
+    all.extend(games(1, 0, 6, 0, 4));
+    let list = fit_ratings_with_colour(&players, &all, 0, 0.0);
+    assert!(list.converged);
+    assert_close(elo_of(&list, "B"), 0.0, 1e-9);
+    let advantage = list.first_move_advantage.unwrap();
+    assert_close(advantage.elo, 66.99643491750548, 1e-8);
+    assert!(advantage.std_error > 0.0);
+    assert_close(
+        advantage.hi - advantage.elo,
+        Z95 * advantage.std_error,
+        1e-9,
+    );
+}
+
+#[test]
+fn the_colour_fit_satisfies_its_likelihood_equations() {
+    // Per player: expected points = actual points; for the advantage: Black's expected
+    // points plus the virtual draw's σ(η) = Black's actual points plus ½.
+    let players = names(&["A", "B", "C"]);
+    let mut all = games(0, 1, 5, 3, 2);
+    all.extend(games(1, 0, 2, 4, 4));
+    all.extend(games(1, 2, 6, 1, 3));
+    all.extend(games(2, 1, 3, 3, 3));
+    all.extend(games(0, 2, 7, 1, 1));
+    all.extend(games(2, 0, 2, 2, 5));
+    let list = fit_ratings_with_colour(&players, &all, 1, 0.0);
+    assert!(list.converged);
+    let elo: Vec<f64> = (0..3).map(|k| elo_of(&list, &players[k])).collect();
+    let eta = list.first_move_advantage.unwrap().elo;
+    let mut expected = [0.0; 3];
+    let mut actual = [0.0; 3];
+    // The virtual draw: σ(η) expected, ½ scored.
+    let (mut black_expected, mut black_actual) = (score_from_elo(eta), 0.5);
+    for g in &all {
+        let p = score_from_elo(elo[g.black] - elo[g.white] + eta);
+        let black_points = match g.outcome {
+            Outcome::Win(Color::Black) => 1.0,
+            Outcome::Draw => 0.5,
+            Outcome::Win(Color::White) => 0.0,
+        };
+        expected[g.black] += p;
+        expected[g.white] += 1.0 - p;
+        actual[g.black] += black_points;
+        actual[g.white] += 1.0 - black_points;
+        black_expected += p;
+        black_actual += black_points;
+    }
+    for k in 0..3 {
+        assert_close(expected[k], actual[k], 1e-9);
+    }
+    assert_close(black_expected, black_actual, 1e-9);
+    assert!(eta > 0.0, "Black scored more than White in this table");
+}
+
+#[test]
+fn one_colour_winning_everything_stays_finite() {
+    // Every game won by Black: without the virtual draw at η, η would run to +∞.
+    let players = names(&["A", "B"]);
+    let mut all = games(0, 1, 5, 0, 0);
+    all.extend(games(1, 0, 5, 0, 0));
+    let list = fit_ratings_with_colour(&players, &all, 0, 0.0);
+    assert!(list.converged);
+    let advantage = list.first_move_advantage.unwrap();
+    // By symmetry A = B and 10 − 10·σ(η) + ½ − σ(η) = 0 ⇒ σ(η) = 10.5/11
+    // ⇒ η = 400·log10(21) = 528.8877178935677.
+    assert_close(advantage.elo, 528.8877178935677, 1e-7);
+    assert_close(elo_of(&list, "B"), 0.0, 1e-9);
+
+    // A always wins as Black and draws as White: a direction where both η and A − B grow
+    // (the likelihood's supremum is at infinity) — the virtual draw at η keeps it finite.
+    let mut all = games(0, 1, 5, 0, 0);
+    all.extend(games(1, 0, 0, 5, 0));
+    let list = fit_ratings_with_colour(&players, &all, 0, 0.0);
+    assert!(list.converged);
+    assert!(elo_of(&list, "B").is_finite() && list.first_move_advantage.unwrap().elo.is_finite());
+
+    // No games: no advantage to report.
+    let list = fit_ratings_with_colour(&players, &[], 0, 0.0);
+    assert_eq!(list.first_move_advantage, None);
+}
+
+/// A seeded round robin: the fit must converge and meet every player's likelihood
+/// equation (expected points = actual points), whatever the table looks like.
+#[test]
+fn random_round_robins_meet_the_likelihood_equations() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let n = 12;
+    let players: Vec<String> = (0..n).map(|k| format!("P{k}")).collect();
+    let strength = |k: usize| 100.0 * k as f64;
+    let mut results = Vec::new();
+    for i in 0..n {
+        for j in i + 1..n {
+            let p = score_from_elo(strength(i) - strength(j));
+            let mut r = result(i, j, 0, 0, 0);
+            for _ in 0..rng.random_range(4..12) {
+                if rng.random_bool(0.2) {
+                    r.draws += 1;
+                } else if rng.random_bool(p) {
+                    r.wins_i += 1;
+                } else {
+                    r.wins_j += 1;
+                }
+            }
+            results.push(r);
+        }
+    }
+    let list = fit_ratings(&players, &results, 0, 0.0);
+    assert!(list.converged);
+    assert_eq!(
+        list.virtual_draws, 0,
+        "this seed's table has a finite maximum"
+    );
+    let elo: Vec<f64> = players.iter().map(|p| elo_of(&list, p)).collect();
+    let mut residual = vec![0.0; n];
+    for r in &results {
+        let games = (r.wins_i + r.draws + r.wins_j) as f64;
+        let p = score_from_elo(elo[r.i] - elo[r.j]);
+        residual[r.i] += r.wins_i as f64 + r.draws as f64 / 2.0 - games * p;
+        residual[r.j] += r.wins_j as f64 + r.draws as f64 / 2.0 - games * (1.0 - p);
+    }
+    for (k, res) in residual.iter().enumerate() {
+        assert!(res.abs() < 1e-8, "{}: residual {res}", players[k]);
+    }
+    // The strongest and weakest come out in the right order, with finite intervals.
+    assert!(elo[n - 1] > elo[0]);
+    assert!(list
+        .entries
+        .iter()
+        .all(|r| r.lo.is_finite() && r.hi.is_finite()));
+
+    // Far apart (600 Elo a step): mostly perfect scores, hence virtual draws; still finite,
+    // converged and in order.
+    let mut results = Vec::new();
+    for i in 0..n {
+        for j in i + 1..n {
+            let p = score_from_elo(600.0 * (i as f64 - j as f64));
+            let mut r = result(i, j, 0, 0, 0);
+            for _ in 0..10 {
+                if rng.random_bool(p) {
+                    r.wins_i += 1;
+                } else {
+                    r.wins_j += 1;
+                }
+            }
+            results.push(r);
+        }
+    }
+    let list = fit_ratings(&players, &results, 0, 0.0);
+    assert!(list.converged);
+    assert!(list.virtual_draws > 0);
+    let order: Vec<&str> = list.entries.iter().map(|r| r.name.as_str()).collect();
+    let expected: Vec<String> = (0..n).rev().map(|k| format!("P{k}")).collect();
+    assert_eq!(order, expected);
+    assert!(list
+        .entries
+        .iter()
+        .all(|r| r.elo.is_finite() && r.lo.is_finite() && r.hi.is_finite()));
+}

@@ -1,0 +1,209 @@
+//! Tournaments as a user runs them: baselines and a checkpoint in Pocket Shogi Copper and
+//! Hand shogi, every game's record replayed by the rules engine, results resumed after a
+//! kill without losing or double-counting a game, and misbehaving engines that lose their
+//! games while the tournament finishes.
+
+use arena::runner::JobResult;
+use arena::tournament::{read_results, run, Mode, OpeningsConfig, TournamentConfig};
+use arena::Ending;
+use rules::{Color, Outcome, Variant};
+use std::path::{Path, PathBuf};
+
+/// A checkpoint with random weights: a valid model that plays legal moves.
+fn tiny_model(variant: &'static Variant, dir: &Path) {
+    let planes = encoding::InputPlanes::new(variant);
+    let actions = encoding::ActionSpace::new(variant);
+    let (h, w) = planes.board_shape();
+    let c = model::NetConfig::new(planes.num_planes(), h, w, actions.num_planes()).with_tower(1, 8);
+    let device = model::cpu_device();
+    device.seed(7);
+    let net = model::Net::new(&c, &device).unwrap();
+    model::save_model(&net, dir).unwrap();
+}
+
+fn config(variant: &str, players: &[&str], out: &Path) -> TournamentConfig {
+    let mut c = TournamentConfig::new(players.iter().map(|s| s.to_string()).collect());
+    c.variant = variant.into();
+    c.mode = Mode::RoundRobin;
+    c.rounds = 1;
+    c.threads = 2;
+    c.games_in_flight = 4;
+    c.max_plies = 80;
+    c.openings = OpeningsConfig { file: None, starts: Vec::new(), random_plies: 2 };
+    c.out_dir = out.to_path_buf();
+    c
+}
+
+/// Every hand replays move by move in the rules engine to the recorded result.
+fn check_records(results: &[JobResult], variant: &'static Variant) {
+    for r in results {
+        assert!(!r.hands.is_empty());
+        for h in &r.hands {
+            let game = h.record.to_game(variant).unwrap_or_else(|e| panic!("game {}: {e}", r.job.id));
+            if let Ending::Rules(reason) = h.end.ending {
+                let res = game.result().unwrap_or_else(|| panic!("game {} ended by {reason:?} but replays unfinished", r.job.id));
+                assert_eq!((res.outcome, res.reason), (h.end.outcome, reason));
+            } else {
+                assert!(game.result().is_none(), "game {} ended by the arena ({:?}) but the rules had ended it", r.job.id, h.end);
+            }
+            assert!(game.ply() <= 80);
+        }
+    }
+}
+
+#[test]
+fn pocket_copper_round_robin_of_baselines_and_a_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = Variant::builtin("pocket-copper").unwrap();
+    let model_dir = dir.path().join("gen-0001");
+    tiny_model(v, &model_dir);
+    let ckpt = format!("checkpoint:{},sims=4,name=tiny", model_dir.display());
+    let players = ["random", "greedy", "alphabeta,depth=1", ckpt.as_str()];
+    let out = dir.path().join("t");
+    let report = run(&config("pocket-copper", &players, &out), false).unwrap();
+    // 4 players: 6 pairings, 1 opening each, both colours.
+    assert_eq!(report.games, 12);
+    assert_eq!(report.pairings.len(), 6);
+    for p in &report.pairings {
+        assert_eq!(p.games, 2);
+        assert_eq!(p.wins + p.draws + p.losses, 2);
+        assert_eq!(p.as_black.iter().sum::<u64>(), 1);
+        assert_eq!(p.pentanomial.iter().sum::<u64>(), 1, "one complete pair");
+    }
+    assert_eq!(report.ratings.entries.len(), 4);
+    let results = read_results(&out.join("results.jsonl")).unwrap();
+    assert_eq!(results.len(), 12);
+    check_records(&results, v);
+    for f in ["summary.json", "pairings.csv", "ratings.csv", "ratings.svg", "tournament.toml"] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+    // Each player met every other with both colours.
+    for a in 0..4 {
+        for b in 0..4 {
+            if a != b {
+                assert_eq!(results.iter().filter(|r| r.job.first == a && r.job.second == b).count(), 1);
+            }
+        }
+    }
+}
+
+#[test]
+fn hand_shogi_is_scored_by_matches_of_hands() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = Variant::builtin("hand-shogi").unwrap();
+    let model_dir = dir.path().join("gen-0001");
+    tiny_model(v, &model_dir);
+    let ckpt = format!("checkpoint:{},sims=4,name=tiny", model_dir.display());
+    let out = dir.path().join("t");
+    let mut c = config("hand-shogi", &["alphabeta,depth=1", "random", ckpt.as_str()], &out);
+    c.max_hands = 4;
+    run(&c, false).unwrap();
+    let results = read_results(&out.join("results.jsonl")).unwrap();
+    assert_eq!(results.len(), 6);
+    check_records(&results, v);
+    for r in &results {
+        // Colours alternate hand by hand, the first player Black in the first hand.
+        for (k, h) in r.hands.iter().enumerate() {
+            assert_eq!(h.first_is_black, k % 2 == 0);
+        }
+        // Replay the match: hand winners by player (0 = first), two in a row wins.
+        let winners: Vec<Option<usize>> = r
+            .hands
+            .iter()
+            .map(|h| match h.end.outcome {
+                Outcome::Draw => None,
+                Outcome::Win(c) => Some(if (c == Color::Black) == h.first_is_black { 0 } else { 1 }),
+            })
+            .collect();
+        let n = winners.len();
+        let last_two_same = n >= 2 && winners[n - 1].is_some() && winners[n - 1] == winners[n - 2];
+        if last_two_same {
+            let expected = if winners[n - 1] == Some(0) { 1.0 } else { 0.0 };
+            assert_eq!(r.first_score, expected, "{winners:?}");
+            // No earlier pair of consecutive wins by one player.
+            assert!(!winners[..n - 1].windows(2).any(|w| w[0].is_some() && w[0] == w[1]), "{winners:?}");
+        } else {
+            assert_eq!(n, 4, "a match without two wins in a row runs to max_hands: {winners:?}");
+            assert_eq!(r.first_score, 0.5);
+        }
+    }
+}
+
+#[test]
+fn an_interrupted_tournament_resumes_without_losing_or_double_counting() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = Variant::builtin("minishogi").unwrap();
+    let out = dir.path().join("t");
+    let mut c = config("minishogi", &["random", "greedy"], &out);
+    c.mode = Mode::Match;
+    c.rounds = 3;
+    run(&c, false).unwrap();
+    let path = out.join("results.jsonl");
+    let full = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    assert_eq!(lines.len(), 6);
+    // A kill after two games, in the middle of writing the third line.
+    let cut = format!("{}\n{}\n{}", lines[0], lines[1], &lines[2][..lines[2].len() / 2]);
+    std::fs::write(&path, &cut).unwrap();
+    let kept: Vec<u64> = read_results(&path).unwrap().iter().map(|r| r.job.id).collect();
+    assert_eq!(kept.len(), 2);
+    let report = run(&c, false).unwrap();
+    assert_eq!(report.games, 6);
+    let after = read_results(&path).unwrap();
+    let mut ids: Vec<u64> = after.iter().map(|r| r.job.id).collect();
+    ids.sort();
+    assert_eq!(ids, vec![0, 1, 2, 3, 4, 5]);
+    assert!(std::fs::read_to_string(&path).unwrap().starts_with(&format!("{}\n{}\n", lines[0], lines[1])), "finished games are kept as written");
+    check_records(&after, v);
+    // Extended by one round: two more games, the first six untouched.
+    c.rounds = 4;
+    let report = run(&c, false).unwrap();
+    assert_eq!(report.games, 8);
+    // A different tournament in the same directory is refused.
+    let mut other = c.clone();
+    other.players = vec!["random".into(), "alphabeta,depth=1".into()];
+    let e = run(&other, false).unwrap_err().to_string();
+    assert!(e.contains("different tournament"), "{e}");
+}
+
+fn engine(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/engines").join(name)
+}
+
+#[test]
+fn misbehaving_engines_lose_their_games_and_the_tournament_finishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = Variant::builtin("shogi").unwrap();
+    let illegal = format!("usi:{},name=illegal", engine("illegal.py").display());
+    let crash = format!("usi:{},name=crash", engine("crash.py").display());
+    let hang = format!("usi:{},name=hang", engine("hang.py").display());
+    let out = dir.path().join("t");
+    let mut c = config("shogi", &["random", illegal.as_str(), crash.as_str(), hang.as_str()], &out);
+    c.mode = Mode::Gauntlet;
+    c.limit = Some("nodes=100".into());
+    c.move_timeout_ms = 700;
+    c.games_in_flight = 2;
+    let report = run(&c, false).unwrap();
+    assert_eq!(report.games, 6);
+    let results = read_results(&out.join("results.jsonl")).unwrap();
+    check_records(&results, v);
+    for r in &results {
+        let h = &r.hands[0];
+        let bad = if r.first == "random" { &r.second } else { &r.first };
+        let random_score = if r.first == "random" { r.first_score } else { 1.0 - r.first_score };
+        assert_eq!(random_score, 1.0, "{bad} must lose: {:?}", h.end);
+        let expected = match bad.as_str() {
+            "illegal" => Ending::IllegalMove,
+            "crash" => Ending::Crash,
+            "hang" => Ending::TimeForfeit,
+            other => panic!("{other}"),
+        };
+        assert_eq!(h.end.ending, expected, "{bad}");
+        let incident = h.incident.as_deref().unwrap_or_default();
+        assert!(incident.contains(bad.as_str()) && (incident.contains(" b ") || incident.contains(" w ")), "the incident names the engine and the position: {incident}");
+    }
+    // Both games of each bad engine were played: it was restarted after each failure.
+    for name in ["illegal", "crash", "hang"] {
+        assert_eq!(results.iter().filter(|r| r.first == name || r.second == name).count(), 2);
+    }
+}

@@ -1,0 +1,121 @@
+//! The ladder of a training run: every generation's model rated against its neighbours
+//! and against fixed anchors (a baseline, the uniform-prior search, or an external
+//! engine), on one Elo scale; drawn over generations and over CPU-hours.
+//!
+//! It is an arena tournament in ladder mode in `<run_dir>/ladder/` (resumable and
+//! extensible like any tournament), plus `ladder.tsv` and the plots
+//! `plots/ladder.svg` (Elo by generation) and `plots/ladder-cpu.svg` (Elo by CPU-hours).
+
+use crate::config::RunConfig;
+use crate::run_loop::{RunDir, SelfplaySummary, TrainSummary};
+use anyhow::{bail, Context, Result};
+use arena::plot::band_chart;
+use arena::tournament::{Mode, OpeningsConfig, TournamentConfig};
+use plotters::style::RGBColor;
+use std::path::Path;
+
+pub struct LadderOptions {
+    /// Anchor player specs; the first is fixed at 0 Elo. Empty: the uniform-prior search
+    /// at the evaluation budget and the run's evaluation anchor.
+    pub anchors: Vec<String>,
+    /// Opening pairs per pairing.
+    pub rounds: u32,
+    /// Simulations per move of the generations (default: the run's evaluation budget).
+    pub simulations: Option<u32>,
+    pub threads: usize,
+    /// Rate every `every`-th generation (and always the last).
+    pub every: u32,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Rung {
+    pub generation: u32,
+    pub elo: f64,
+    pub lo: f64,
+    pub hi: f64,
+    /// Wall-clock time of the run up to this generation times its threads.
+    pub cpu_hours: f64,
+}
+
+/// Plays (or resumes) the ladder of the run in `run_dir` and returns one rung per rated
+/// generation.
+pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> Result<Vec<Rung>> {
+    let run = RunDir(run_dir.to_path_buf());
+    let cfg_path = run_dir.join("config.toml");
+    let text = std::fs::read_to_string(&cfg_path).with_context(|| format!("{} is not a run directory (no config.toml)", run_dir.display()))?;
+    let cfg: RunConfig = toml::from_str(&text).with_context(|| format!("in {}", cfg_path.display()))?;
+    let sims = opts.simulations.unwrap_or(cfg.evaluation.simulations);
+    let mut gens: Vec<u32> = (1..=cfg.generations.max(1_000)).filter(|&g| run.model(g).join("model.json").exists()).collect();
+    if gens.is_empty() {
+        bail!("{} has no trained generation yet (models/gen-*/model.json)", run_dir.display());
+    }
+    let last = *gens.last().unwrap();
+    let every = opts.every.max(1);
+    gens.retain(|&g| g % every == 0 || g == last || g == 1);
+    let anchors: Vec<String> = if opts.anchors.is_empty() {
+        vec![format!("uniform,sims={sims},name=uniform-{sims}"), cfg.evaluation.anchor.clone()]
+    } else {
+        opts.anchors.clone()
+    };
+    let anchor_names: Vec<String> = anchors.iter().map(|a| arena::PlayerSpec::parse(a).map(|s| s.name)).collect::<Result<_, _>>()?;
+    let mut players: Vec<String> = gens.iter().map(|&g| format!("checkpoint:{},sims={sims},name=gen-{g}", run.model(g).display())).collect();
+    players.extend(anchors.iter().cloned());
+    let mut t = TournamentConfig::new(players);
+    t.variant = cfg.variant.clone();
+    t.options = cfg.options.clone();
+    t.mode = Mode::Ladder;
+    t.anchors = anchor_names.clone();
+    t.anchor = Some(anchor_names[0].clone());
+    t.rounds = opts.rounds;
+    t.openings = OpeningsConfig { file: None, starts: Vec::new(), random_plies: cfg.evaluation.opening_plies };
+    t.threads = opts.threads;
+    t.games_in_flight = 16;
+    t.max_plies = cfg.selfplay.max_plies;
+    t.seed = cfg.seed ^ 0x1add_e700;
+    let dir = run_dir.join("ladder");
+    t.out_dir = dir.clone();
+    let report = arena::tournament::run(&t, show_progress)?;
+    print!("{}", arena::report::table(&report));
+
+    // CPU-hours: each generation's self-play, training and evaluation wall time, times
+    // the run's threads (the loop keeps every thread busy).
+    let mut cpu_hours = Vec::new();
+    let mut total = 0.0;
+    for g in 1..=last {
+        let sp: Option<SelfplaySummary> = read(&run.selfplay(g).join("summary.json"));
+        let tr: Option<TrainSummary> = read(&run.train_report(g));
+        total += sp.map(|s| s.seconds).unwrap_or(0.0) + tr.map(|t| t.seconds).unwrap_or(0.0);
+        cpu_hours.push(total * cfg.threads as f64 / 3600.0);
+    }
+    let mut rungs = Vec::new();
+    for &g in &gens {
+        let name = format!("gen-{g}");
+        if let Some(e) = report.ratings.entries.iter().find(|e| e.name == name) {
+            rungs.push(Rung { generation: g, elo: e.elo, lo: e.lo, hi: e.hi, cpu_hours: cpu_hours[(g - 1) as usize] });
+        }
+    }
+    let mut tsv = String::from("generation\telo\telo_lo\telo_hi\tcpu_hours\n");
+    for r in &rungs {
+        tsv += &format!("{}\t{:.1}\t{:.1}\t{:.1}\t{:.3}\n", r.generation, r.elo, r.lo, r.hi, r.cpu_hours);
+    }
+    records::write_atomic(&dir.join("ladder.tsv"), tsv.as_bytes())?;
+    let plots = dir.join("plots");
+    std::fs::create_dir_all(&plots)?;
+    let color = RGBColor(31, 119, 180);
+    let title = format!("Elo of each generation ({} = 0)", anchor_names[0]);
+    let by_gen: Vec<(f64, f64, f64, f64)> = rungs.iter().map(|r| (r.generation as f64, r.elo, r.lo, r.hi)).collect();
+    band_chart(&plots.join("ladder.svg"), &title, "generation", "Elo", &[("generation", color, by_gen)]).map_err(anyhow::Error::msg)?;
+    let by_cpu: Vec<(f64, f64, f64, f64)> = rungs.iter().map(|r| (r.cpu_hours, r.elo, r.lo, r.hi)).collect();
+    band_chart(&plots.join("ladder-cpu.svg"), &title, "CPU-hours", "Elo", &[("generation", color, by_cpu)]).map_err(anyhow::Error::msg)?;
+    println!("\nladder of {} ({} = 0 Elo):", run_dir.display(), anchor_names[0]);
+    println!("{:>10} {:>8} {:>18} {:>10}", "generation", "Elo", "95% interval", "CPU-hours");
+    for r in &rungs {
+        println!("{:>10} {:>+8.0} {:>18} {:>10.2}", r.generation, r.elo, format!("[{:+.0}, {:+.0}]", r.lo, r.hi), r.cpu_hours);
+    }
+    println!("written: {}, {}, {}", dir.join("ladder.tsv").display(), plots.join("ladder.svg").display(), plots.join("ladder-cpu.svg").display());
+    Ok(rungs)
+}
+
+fn read<T: for<'de> serde::Deserialize<'de>>(path: &Path) -> Option<T> {
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}

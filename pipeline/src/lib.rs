@@ -1,0 +1,12 @@
+//! The training loop as a library (floor 5 of the design): generation after generation
+//! of self-play → training → evaluation in a run directory, resumable after any kill,
+//! with a summary per generation, `summary.tsv` and plots. `copper train` is a thin
+//! command over [`train_loop`].
+
+pub mod config;
+pub mod evaluation;
+pub mod ladder;
+pub mod run_loop;
+
+pub use config::RunConfig;
+pub use run_loop::{bench_selfplay, standalone_selfplay, train_loop, RunDir};
