@@ -35,7 +35,7 @@ pub struct Opening {
 pub enum Openings {
     List(Vec<Opening>),
     /// `plies` random legal moves from the variant's start, seeded by opening index.
-    RandomPlies { start: Position, plies: u32, seed: u64 },
+    RandomPlies { start: Box<Position>, plies: u32, seed: u64 },
 }
 
 impl Openings {
@@ -101,7 +101,7 @@ impl Openings {
     }
 
     pub fn random(variant: &'static Variant, plies: u32, seed: u64) -> Openings {
-        Openings::RandomPlies { start: Position::start(variant), plies, seed }
+        Openings::RandomPlies { start: Box::new(Position::start(variant)), plies, seed }
     }
 
     /// Distinct openings before they repeat (`None`: unbounded).
@@ -138,7 +138,7 @@ impl Openings {
             Openings::RandomPlies { start, plies, seed } => {
                 let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
                 loop {
-                    let mut g = Game::new(start.clone(), max_plies);
+                    let mut g = Game::new((**start).clone(), max_plies);
                     for _ in 0..*plies {
                         let moves = g.legal_moves();
                         let Some(&m) = moves.choose(&mut rng) else { break };

@@ -66,6 +66,11 @@ pub trait Player: Send {
     fn game_over(&mut self, _slot: usize, _result: &str) {}
     /// Answer for `slot` as soon as possible with the best move found so far (USI `stop`).
     fn stop(&mut self, _slot: usize) {}
+    /// What the player said last in `slot` (an engine's last protocol lines), for the
+    /// log of a game it lost by an illegal move.
+    fn last_output(&mut self, _slot: usize) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Converts a value in [−1, 1] (expected score −1 loss … +1 win) into centipawns with the
@@ -449,5 +454,9 @@ impl Player for UsiPlayer {
         if let Some(e) = self.slot(slot).engine.as_mut() {
             e.stop();
         }
+    }
+
+    fn last_output(&mut self, slot: usize) -> Vec<String> {
+        self.slot(slot).engine.as_ref().map(|e| e.last_output()).unwrap_or_default()
     }
 }

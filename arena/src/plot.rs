@@ -129,7 +129,10 @@ pub fn interval_chart(path: &Path, title: &str, x_label: &str, items: &[Interval
 }
 
 /// Line chart of series with a band per point (value, lo, hi), e.g. Elo over generations.
-pub fn band_chart(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[(&str, RGBColor, Vec<(f64, f64, f64, f64)>)]) -> Result<(), String> {
+/// A named series of (x, value, lo, hi) points in one colour.
+pub type Band<'a> = (&'a str, RGBColor, Vec<(f64, f64, f64, f64)>);
+
+pub fn band_chart(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[Band]) -> Result<(), String> {
     let mut lines = Vec::new();
     for (name, color, pts) in series {
         lines.push(Series { name, points: pts.iter().map(|p| (p.0, p.1)).collect(), color: *color });

@@ -166,6 +166,8 @@ pub fn build(names: &[String], pairings: &[(usize, usize)], results: &[JobResult
 }
 
 fn fmt_elo(x: f64) -> String {
+    // No "-0" for a zero-width interval at an even score.
+    let x = if x.abs() < 0.5 { 0.0 } else { x };
     if x.is_finite() {
         format!("{x:+.0}")
     } else if x > 0.0 {

@@ -112,7 +112,7 @@ struct Slot {
 
 impl Slot {
     fn first_is_black(&self) -> bool {
-        self.hands.len() % 2 == 0
+        self.hands.len().is_multiple_of(2)
     }
     fn player_of(&self, c: Color) -> usize {
         if (c == Color::Black) == self.first_is_black() {
@@ -300,8 +300,9 @@ impl Worker<'_> {
                         None
                     }
                     Err(e) => {
-                        tracing::warn!(player = %name, position = %sfen, "illegal move '{text}': {e}");
-                        Some(lose(Ending::IllegalMove, Some(format!("{name} sent 'bestmove {text}' at {sfen}: {e}"))))
+                        let said = self.players[p].last_output(i).join("\n");
+                        tracing::warn!(player = %name, position = %sfen, "illegal move '{text}': {e}; last output:\n{said}");
+                        Some(lose(Ending::IllegalMove, Some(format!("{name} sent 'bestmove {text}' at {sfen}: {e}; last output:\n{said}"))))
                     }
                 },
                 Reply::Resign => Some(lose(Ending::Resignation, None)),

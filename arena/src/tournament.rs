@@ -210,7 +210,8 @@ impl TournamentConfig {
             if self.mode != Mode::Match {
                 return bad("sprt applies to mode match only".into());
             }
-            if !(s.elo1 > s.elo0) || !(0.0..0.5).contains(&s.alpha) || !(0.0..0.5).contains(&s.beta) || s.alpha <= 0.0 || s.beta <= 0.0 {
+            let open_half = |x: f64| x > 0.0 && x < 0.5;
+            if s.elo1 <= s.elo0 || s.elo1.is_nan() || s.elo0.is_nan() || !open_half(s.alpha) || !open_half(s.beta) {
                 return bad(format!("sprt: need elo0 < elo1 and 0 < alpha, beta < 0.5 (got {s:?})"));
             }
         }

@@ -37,7 +37,7 @@ pub struct EngineSetup {
 }
 
 enum ToWorker {
-    Go { game: Game, view: ClockView, hold: bool, ponder_view: Option<ClockView> },
+    Go { game: Box<Game>, view: ClockView, hold: bool, ponder_view: Option<ClockView> },
     Stop,
     PonderHit,
     Quit,
@@ -168,7 +168,7 @@ pub fn serve(setup: EngineSetup, input: impl BufRead, output: Box<dyn Write + Se
                     go.view.limit = fixed;
                 }
                 let (tx, _) = worker.as_ref().unwrap();
-                let _ = tx.send(ToWorker::Go { game: game.clone(), view: go.view, hold: go.infinite || go.ponder, ponder_view: go.ponder.then_some(go.view) });
+                let _ = tx.send(ToWorker::Go { game: Box::new(game.clone()), view: go.view, hold: go.infinite || go.ponder, ponder_view: go.ponder.then_some(go.view) });
             }
             "stop" => {
                 if let Some((tx, _)) = &worker {

@@ -107,7 +107,7 @@ enum Command {
     },
     /// Play a match, gauntlet or round-robin between checkpoints, baselines and USI
     /// engines; resumes (and extends) a tournament in the same --out directory.
-    Arena(ArenaArgs),
+    Arena(Box<ArenaArgs>),
     /// Speak USI on standard input/output with a checkpoint or a baseline.
     Usi {
         /// A model directory (plays with the MCTS; `go` gives the budget).
@@ -378,7 +378,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Arena(args) => {
             let quiet = args.quiet;
-            let cfg = args.config()?;
+            let cfg = (*args).config()?;
             model::init_cpu_threads(cfg.threads);
             let report = arena::tournament::run(&cfg, !quiet)?;
             print!("{}", arena::report::table(&report));

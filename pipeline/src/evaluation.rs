@@ -5,6 +5,7 @@
 //! interrupted evaluation resumes game by game.
 
 use arena::report::PairingStats;
+use arena::stats::{self, Trinomial};
 use arena::tournament::{Mode, OpeningsConfig, TournamentConfig};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -32,22 +33,23 @@ impl MatchResult {
         (self.wins as f64 + 0.5 * self.draws as f64) / self.games as f64
     }
 
-    /// 95% confidence interval of the score (normal approximation over per-game scores).
-    pub fn interval(&self) -> (f64, f64) {
-        let n = self.games as f64;
-        if n < 2.0 {
-            return (0.0, 1.0);
-        }
-        let m = self.score();
-        let var = (self.wins as f64 * (1.0 - m).powi(2) + self.draws as f64 * (0.5 - m).powi(2) + self.losses as f64 * m.powi(2)) / (n - 1.0);
-        let half = 1.96 * (var / n).sqrt();
-        ((m - half).max(0.0), (m + half).min(1.0))
+    fn trinomial(&self) -> Trinomial {
+        Trinomial::new(self.wins as u64, self.draws as u64, self.losses as u64)
     }
 
-    /// Elo difference implied by the score (±inf at 0 or 1, clamped to ±1000).
+    /// 95% interval of the score: the arena's normal approximation over per-game scores
+    /// (one formula for the loop and the arena), clipped to [0, 1]; [0, 1] without games.
+    pub fn interval(&self) -> (f64, f64) {
+        if self.games == 0 {
+            return (0.0, 1.0);
+        }
+        let (lo, hi) = self.trinomial().score_interval(stats::z_for_confidence(0.95));
+        (lo.max(0.0), hi.min(1.0))
+    }
+
+    /// Elo difference implied by the score (the arena's `elo_from_score`, finite at 0 and 1).
     pub fn elo(&self) -> f64 {
-        let s = self.score().clamp(1e-3, 1.0 - 1e-3);
-        (-400.0 * (1.0 / s - 1.0).log10()).clamp(-1000.0, 1000.0)
+        stats::elo_from_score(self.score())
     }
 
     pub fn line(&self) -> String {
@@ -102,4 +104,27 @@ pub fn play_match(spec: &MatchSpec, dir: &Path, show_progress: bool) -> anyhow::
     t.out_dir = dir.to_path_buf();
     let report = arena::tournament::run(&t, show_progress)?;
     Ok(MatchResult::from_pairing(&report.pairings[0]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn score_interval_and_elo_by_hand() {
+        // +9 =5 -2 over 16 games: score (9 + 2.5) / 16 = 0.71875. Per-game variance
+        // (9·0.28125² + 5·0.21875² + 2·0.71875²) / 16 = (0.711914 + 0.239258 + 1.033203) / 16
+        // = 0.124023; half-width 1.959964·sqrt(0.124023 / 16) = 0.172559.
+        let r = MatchResult { games: 16, wins: 9, draws: 5, losses: 2, ..Default::default() };
+        assert!((r.score() - 0.71875).abs() < 1e-12);
+        let (lo, hi) = r.interval();
+        assert!((lo - (0.71875 - 0.172559)).abs() < 1e-5 && (hi - (0.71875 + 0.172559)).abs() < 1e-5, "{lo} {hi}");
+        // Elo = -400 log10(1/0.71875 - 1) = -400 log10(0.391304) = 162.994.
+        assert!((r.elo() - 162.994).abs() < 0.001, "{}", r.elo());
+        // All lost: the interval collapses at 0, the Elo stays finite.
+        let l = MatchResult { games: 16, losses: 16, ..Default::default() };
+        assert_eq!(l.interval(), (0.0, 0.0));
+        assert!(l.elo().is_finite() && l.elo() < -1000.0);
+        assert_eq!(MatchResult::default().interval(), (0.0, 1.0));
+    }
 }
