@@ -343,6 +343,16 @@ impl InferenceNet {
         conv_all(pc.view(), trunk, h, w, ph, None, true, par);
         let po = &net.policy_out;
         let planes_out = po.c_out;
+        // FoldedConv's fields are public, so safe code can hand us any lengths: check the
+        // extents the unsafe product below reads before it reads them.
+        assert!(
+            po.weight.len() >= planes_out * po.c_in && po.bias.len() >= planes_out,
+            "policy_out holds {} weights and {} biases for {} x {} (corrupt folded network)",
+            po.weight.len(),
+            po.bias.len(),
+            po.c_in,
+            planes_out
+        );
         for (img, dst) in ph
             .chunks_exact(squares * po.c_in)
             .zip(policy.chunks_exact_mut(planes_out * squares))
@@ -350,8 +360,11 @@ impl InferenceNet {
             for (p, row) in dst.chunks_exact_mut(squares).enumerate() {
                 row.fill(po.bias[p]);
             }
-            // SAFETY: extents: dst [P, S], lhs (W^T) [P, Cp] with strides (1, P), rhs
-            // (img^T) [Cp, S] with strides (1, Cp); all within the slices.
+            // SAFETY: dst is [P, S] (row stride S): its last element is P·S − 1 <
+            // dst.len() = P·S (chunks_exact); lhs (W^T) element (p, c) is at p + c·P, at most
+            // P·Cp − 1 < weight.len() (asserted above); rhs (img^T) element (c, s) is at
+            // c + s·Cp, at most S·Cp − 1 < img.len() = S·Cp (chunks_exact); dst is a
+            // distinct &mut borrow, so it aliases neither input.
             unsafe {
                 gemm::gemm(
                     planes_out,
@@ -399,6 +412,20 @@ mod tests {
     use crate::tensor_util::to_vec;
     use crate::testutil::{max_abs_diff, trained_tiny_net, OwnedBatch};
     use burn::module::Module;
+
+    #[test]
+    #[should_panic(expected = "policy_out holds")]
+    fn a_truncated_policy_weight_is_refused_not_read_out_of_bounds() {
+        let net = trained_tiny_net(5);
+        let mut folded = FoldedNet::from_net(&net);
+        let keep = folded.policy_out.weight.len() / 2;
+        folded.policy_out.weight.truncate(keep);
+        folded.policy_out.weight.shrink_to_fit();
+        let inf = InferenceNet::new(folded);
+        let c = inf.config().clone();
+        let input = vec![0.5f32; c.input_len()];
+        let _ = inf.forward(&input, 1);
+    }
 
     #[test]
     fn folded_matches_eval_mode_net() {
