@@ -33,7 +33,7 @@ pub use device::{gpu_device, gpu_train_device, GpuBackend};
 pub use fold::FoldedNet;
 pub use infer::{Evaluation, InferenceNet};
 pub use net::{Net, NetOutput};
-pub use store::{load_inference, load_model, save_model, ModelIoError};
+pub use store::{load_inference, load_model, read_manifest, save_model, save_model_tagged, GameTag, ModelIoError};
 pub use train::{LossStats, TrainBatch, TrainConfig, TrainStep};
 pub use wdl::Wdl;
 #[cfg(test)]

@@ -78,6 +78,24 @@ pub struct Manifest {
     pub weights_bytes: u64,
     /// FNV-1a 64-bit hash of the weights file, hex.
     pub weights_fnv1a64: String,
+    /// What the network was trained to play: the variant and the encoding versions its
+    /// input planes and policy indices follow (absent in models saved without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub game: Option<GameTag>,
+}
+
+/// The game a model belongs to. The network crate does not know encodings; the caller
+/// that trains it says which it used, and the caller that loads it checks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameTag {
+    /// Variant name (`pocket-copper`, `shogi`, …).
+    pub variant: String,
+    /// Rule options as (name, choice).
+    pub options: Vec<(String, String)>,
+    /// Version of the input planes.
+    pub planes_version: u32,
+    /// Version of the action space (policy indices).
+    pub action_version: u32,
 }
 
 /// FNV-1a, 64 bit: cheap corruption check, not a cryptographic hash.
@@ -151,8 +169,19 @@ pub fn net_from_bytes(
     }
 }
 
-/// Saves `net` (its eval-mode copy) into directory `dir`, creating it if needed.
+/// Saves `net` (its eval-mode copy) into directory `dir`, creating it if needed, without
+/// a game tag (benchmarks, tests); trained models are saved with [`save_model_tagged`].
 pub fn save_model(net: &Net, dir: &Path) -> Result<(), ModelIoError> {
+    save(net, dir, None)
+}
+
+/// Saves `net` with the game it was trained for, so a loader can refuse a model of
+/// another variant or encoding version instead of failing on shapes or playing nonsense.
+pub fn save_model_tagged(net: &Net, dir: &Path, game: &GameTag) -> Result<(), ModelIoError> {
+    save(net, dir, Some(game.clone()))
+}
+
+fn save(net: &Net, dir: &Path, game: Option<GameTag>) -> Result<(), ModelIoError> {
     fs::create_dir_all(dir).map_err(io_err(dir))?;
     let weights = weights_to_bytes(net);
     let manifest = Manifest {
@@ -161,6 +190,7 @@ pub fn save_model(net: &Net, dir: &Path) -> Result<(), ModelIoError> {
         weights: WEIGHTS_FILE.to_string(),
         weights_bytes: weights.len() as u64,
         weights_fnv1a64: format!("{:016x}", fnv1a64(&weights)),
+        game,
     };
     let weights_path = dir.join(WEIGHTS_FILE);
     write_atomic(&weights_path, &weights)?;

@@ -18,10 +18,36 @@ pub enum LoadError {
     Mismatch { dir: PathBuf, problem: String },
 }
 
-/// Loads the model in `dir` as an evaluator for `variant`.
+/// Loads the model in `dir` as an evaluator for `variant`. A model tagged with another
+/// variant or other encoding versions is refused, naming both sides; a difference in rule
+/// options other than the start is only warned about (evaluating a model under changed
+/// rules is a legitimate experiment), and the start never matters to the network.
 pub fn load(dir: &Path, variant: &'static Variant) -> Result<NetEvaluator, LoadError> {
+    let manifest = model::read_manifest(dir)?;
+    if let Some(tag) = &manifest.game {
+        check_tag(tag, variant).map_err(|problem| LoadError::Mismatch { dir: dir.to_path_buf(), problem })?;
+    }
     let net = model::load_inference(dir)?;
     NetEvaluator::new(net, variant).map_err(|problem| LoadError::Mismatch { dir: dir.to_path_buf(), problem })
+}
+
+/// Whether a model trained for `tag` may play `variant` with this build's encodings.
+pub fn check_tag(tag: &model::GameTag, variant: &Variant) -> Result<(), String> {
+    use encoding::{ACTION_VERSION, PLANES_VERSION};
+    if tag.variant != variant.name {
+        return Err(format!("trained for variant {}, asked to play {}", tag.variant, variant.name));
+    }
+    if tag.planes_version != PLANES_VERSION || tag.action_version != ACTION_VERSION {
+        return Err(format!(
+            "trained with input planes v{} and action space v{}, this build has v{PLANES_VERSION} and v{ACTION_VERSION}",
+            tag.planes_version, tag.action_version
+        ));
+    }
+    let rules_of = |o: &[(String, String)]| o.iter().filter(|(n, _)| n != "start").cloned().collect::<Vec<_>>();
+    if rules_of(&tag.options) != rules_of(&variant.options) {
+        tracing::warn!("model trained with options {:?}, playing with {:?}", tag.options, variant.options);
+    }
+    Ok(())
 }
 
 #[derive(Clone)]
@@ -99,5 +125,108 @@ impl Evaluator<Game> for NetEvaluator {
                 Evaluation { priors, value: wdl.value() }
             })
             .collect()
+    }
+}
+
+/// What the network thinks of one start position before a move is played, from Black's
+/// point of view (the balance research compares these across the start family).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StartValue {
+    /// The start's name in the variant's start family (`seed`, `no-copper`, …).
+    pub name: String,
+    pub sfen: String,
+    /// P(Black wins), P(draw), P(White wins) by the value head.
+    pub wdl: [f32; 3],
+    /// P(Black wins) − P(White wins), in [−1, 1].
+    pub value: f32,
+}
+
+impl NetEvaluator {
+    /// The value head's W/D/L for the side to move of `games` (one batch): `[win, draw,
+    /// loss]`, summing to 1.
+    pub fn wdl_batch(&self, games: &[Game]) -> Vec<[f32; 3]> {
+        let c = self.planes.size();
+        let mut input = vec![0.0f32; games.len() * c];
+        for (i, g) in games.iter().enumerate() {
+            self.planes.encode(g.position(), g.repetitions(), g.ply(), g.max_plies(), &mut input[i * c..(i + 1) * c]);
+        }
+        let mut policy = vec![0.0f32; games.len() * self.actions.size()];
+        let mut value = vec![0.0f32; games.len() * 3];
+        self.net.forward_into(&input, games.len(), &mut policy, &mut value);
+        value
+            .chunks_exact(3)
+            .map(|v| {
+                let w = model::Wdl::from_logits([v[0], v[1], v[2]]);
+                [w.win, w.draw, w.loss]
+            })
+            .collect()
+    }
+
+    /// The value head's W/D/L for the side to move of `game`.
+    pub fn wdl(&self, game: &Game) -> [f32; 3] {
+        self.wdl_batch(std::slice::from_ref(game))[0]
+    }
+
+    /// The network's view of every start of `variant`'s start family, for Black, in games
+    /// limited to `max_plies` (the limit is one of the network's inputs).
+    pub fn start_values(&self, variant: &'static Variant, max_plies: Option<u32>) -> Vec<StartValue> {
+        let family = variant.start_family();
+        let games: Vec<Option<Game>> =
+            family.iter().map(|(_, sfen)| rules::Position::from_sfen(variant, sfen).ok().map(|p| Game::new(p, max_plies))).collect();
+        let valid: Vec<Game> = games.iter().flatten().cloned().collect();
+        let mut wdls = self.wdl_batch(&valid).into_iter();
+        family
+            .into_iter()
+            .zip(games)
+            .filter_map(|((name, sfen), game)| {
+                let game = game?;
+                let w = wdls.next()?;
+                // From the side to move to Black.
+                let wdl = if game.position().side_to_move() == rules::Color::Black { w } else { [w[2], w[1], w[0]] };
+                Some(StartValue { name, sfen, value: wdl[0] - wdl[2], wdl })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tag(variant: &str, options: &[(&str, &str)], planes: u32, action: u32) -> model::GameTag {
+        model::GameTag { variant: variant.into(), options: options.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(), planes_version: planes, action_version: action }
+    }
+
+    #[test]
+    fn a_model_of_another_variant_or_encoding_is_refused() {
+        let copper = Variant::builtin("pocket-copper").unwrap();
+        let own: Vec<(&str, &str)> = copper.options.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        let (p, a) = (encoding::PLANES_VERSION, encoding::ACTION_VERSION);
+        assert!(check_tag(&tag("pocket-copper", &own, p, a), copper).is_ok());
+        let e = check_tag(&tag("shogi", &[], p, a), copper).unwrap_err();
+        assert!(e.contains("shogi") && e.contains("pocket-copper"), "{e}");
+        let e = check_tag(&tag("pocket-copper", &own, p + 1, a), copper).unwrap_err();
+        assert!(e.contains(&format!("v{}", p + 1)) && e.contains(&format!("v{p}")), "{e}");
+        assert!(check_tag(&tag("pocket-copper", &own, p, a + 1), copper).is_err());
+        // Another start is the same game for the network.
+        let other_start = Variant::load("pocket-copper", &[("start".into(), "no-copper".into())]).unwrap();
+        assert!(check_tag(&tag("pocket-copper", &own, p, a), other_start).is_ok());
+    }
+
+    #[test]
+    fn load_checks_the_tag_on_disk() {
+        let dir = std::env::temp_dir().join(format!("neteval-tag-{}", std::process::id()));
+        let shogi = Variant::builtin("shogi").unwrap();
+        let planes = InputPlanes::new(shogi);
+        let actions = ActionSpace::new(shogi);
+        let (h, w) = planes.board_shape();
+        let c = model::NetConfig::new(planes.num_planes(), h, w, actions.num_planes()).with_tower(1, 8);
+        let net = model::Net::new(&c, &model::cpu_device()).unwrap();
+        model::save_model_tagged(&net, &dir, &tag("minishogi", &[], encoding::PLANES_VERSION, encoding::ACTION_VERSION)).unwrap();
+        let e = load(&dir, shogi).err().expect("refused").to_string();
+        assert!(e.contains("minishogi") && e.contains(&dir.display().to_string()), "{e}");
+        model::save_model_tagged(&net, &dir, &tag("shogi", &[], encoding::PLANES_VERSION, encoding::ACTION_VERSION)).unwrap();
+        assert!(load(&dir, shogi).is_ok());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

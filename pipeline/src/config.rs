@@ -50,7 +50,7 @@ pub struct EvaluationConfig {
 }
 
 fn default_anchor() -> String {
-    "alphabeta,depth=1".into()
+    "greedy".into()
 }
 
 fn default_anchor_pairs() -> u32 {
@@ -89,7 +89,12 @@ impl RunConfig {
         }
         self.selfplay.validate()?;
         self.training.validate()?;
-        self.variant()?;
+        let variant = self.variant()?;
+        // Unknown start names would otherwise fall back to the variant's start silently.
+        let family: Vec<String> = variant.start_family().into_iter().map(|(n, _)| n).collect();
+        if let Some(bad) = self.selfplay.starts.iter().find(|s| !family.contains(s)) {
+            bail!("selfplay.starts: unknown start '{bad}' (the start family of {} is: {})", variant.name, family.join(", "));
+        }
         Ok(())
     }
 

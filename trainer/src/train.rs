@@ -3,7 +3,7 @@
 use crate::checkpoint::{Checkpoint, CheckpointError};
 use crate::data::{epoch_order, record_uses, Batcher, Window};
 use crate::TrainerConfig;
-use model::{cpu_train_device, save_model, LossStats, ModelIoError, Net, NetConfig, TrainBatch, TrainConfig, TrainStep};
+use model::{cpu_train_device, save_model_tagged, GameTag, LossStats, ModelIoError, Net, NetConfig, TrainBatch, TrainConfig, TrainStep};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rules::Variant;
@@ -122,7 +122,7 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
     };
     if ckpt.generation > job.generation || (ckpt.generation == job.generation && ckpt.generation_done) {
         if !job.export_dir.join(model::store::CONFIG_FILE).exists() {
-            save_model(&net, &job.export_dir)?;
+            save_model_tagged(&net, &job.export_dir, &game_tag(job.variant))?;
         }
         return Ok(report);
     }
@@ -191,7 +191,7 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
     }
 
     report.validation = validate(&net, &batcher, &window, cfg);
-    save_model(&net, &job.export_dir)?;
+    save_model_tagged(&net, &job.export_dir, &game_tag(job.variant))?;
     ckpt.generation_done = true;
     save(&net, &step, &mut ckpt)?;
     Ok(report)
@@ -220,4 +220,9 @@ fn validate(net: &Net, batcher: &Batcher, window: &Window, cfg: &TrainerConfig) 
         sum[2] += l.value as f64 * w;
     }
     Some(LossStats { total: (sum[0] / n as f64) as f32, policy: (sum[1] / n as f64) as f32, value: (sum[2] / n as f64) as f32 })
+}
+
+/// The game an exported model plays: the run's variant and the encoding versions.
+pub fn game_tag(variant: &rules::Variant) -> GameTag {
+    GameTag { variant: variant.name.clone(), options: variant.options.clone(), planes_version: encoding::PLANES_VERSION, action_version: encoding::ACTION_VERSION }
 }
