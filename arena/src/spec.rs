@@ -5,11 +5,11 @@
 //!
 //! | kind | ARG | keys |
 //! |---|---|---|
-//! | `checkpoint` | model directory (`…/models/gen-0004`) | limit; `policy=gumbel\|puct`, `gumbel_m=N`, `c_puct=X` |
+//! | `checkpoint` | model directory (`…/models/gen-0004`) | limit; `policy=gumbel\|puct`, `gumbel_m=N`, `c_puct=X`, `noise=X` |
 //! | `uniform` | – | as checkpoint: the uniform-prior search |
 //! | `random` | – | – |
-//! | `greedy` | – | – (one-ply material) |
-//! | `alphabeta` | – | `depth=D` or `nodes=N` or a time limit; `tt=ENTRIES` |
+//! | `greedy` | – | `noise=CP` (one-ply material) |
+//! | `alphabeta` | – | `depth=D` or `nodes=N` or a time limit; `tt=ENTRIES`; `noise=CP` |
 //! | `usi` | engine command | limit; `option.NAME=VALUE` (repeatable), `arg=ARG` (repeatable), `dir=PATH` |
 //!
 //! Every kind takes `name=NAME` (how tables and records call it). A limit is one of
@@ -17,6 +17,17 @@
 //! `time=MS,inc=MS` (see [`Limit`]). Examples:
 //! `checkpoint:data/runs/pocket-copper/models/gen-0004,sims=24`,
 //! `alphabeta,depth=2`, `usi:/usr/games/fairy-stockfish,nodes=1000,name=fsf-1k`.
+//!
+//! `noise=X` makes a deterministic player stochastic, so that a player against itself
+//! from one start does not replay one game (the balance study needs that variety):
+//! - search players (`checkpoint`, `uniform`): with `policy=gumbel` (the default) the
+//!   scale of the root's Gumbel noise (`SearchConfig::gumbel_scale`; 0 is evaluation
+//!   play, 1.0 is what self-play uses); with `policy=puct` the move-choice temperature
+//!   (`SearchConfig::temperature`: moves sampled ∝ visits^(1/X) on every move);
+//! - `alphabeta` and `greedy`: uniform random noise in [−X, +X] centipawns added to each
+//!   root move's score before the best is picked, drawn afresh for every move from a
+//!   stream seeded per game slot (at most [`MAX_BASELINE_NOISE_CP`]);
+//! - `random` is random already and `usi` engines have their own options: both refuse it.
 
 use crate::baseline::{AlphaBeta, Baseline, Greedy, Random};
 use crate::limits::Limit;
@@ -62,10 +73,16 @@ pub struct PlayerSpec {
     pub gumbel_m: Option<usize>,
     pub c_puct: Option<f32>,
     pub tt_entries: usize,
+    /// Play noise (`noise=X`, see the module documentation); `None`: none.
+    pub noise: Option<f64>,
 }
 
-const KNOWN_KEYS: [&str; 16] =
-    ["name", "nodes", "sims", "simulations", "depth", "movetime", "time", "byoyomi", "inc", "arg", "dir", "policy", "gumbel_m", "c_puct", "tt", "option.*"];
+/// The most root-score noise a baseline takes, in centipawns: well inside the gap
+/// between ordinary scores and mate scores, so noise never hides a mate.
+pub const MAX_BASELINE_NOISE_CP: f64 = 1000.0;
+
+const KNOWN_KEYS: [&str; 17] =
+    ["name", "nodes", "sims", "simulations", "depth", "movetime", "time", "byoyomi", "inc", "arg", "dir", "policy", "gumbel_m", "c_puct", "tt", "noise", "option.*"];
 
 impl PlayerSpec {
     pub fn parse(text: &str) -> Result<PlayerSpec, SpecError> {
@@ -108,6 +125,10 @@ impl PlayerSpec {
         let gumbel_m = get("gumbel_m").map(|v| v.parse::<usize>().map_err(|_| err(format!("gumbel_m={v}: expected a whole number")))).transpose()?;
         let c_puct = get("c_puct").map(|v| v.parse::<f32>().map_err(|_| err(format!("c_puct={v}: expected a number")))).transpose()?;
         let tt_entries = get("tt").map(|v| v.parse::<usize>().map_err(|_| err(format!("tt={v}: expected a whole number")))).transpose()?.unwrap_or(1 << 16);
+        let noise = get("noise").map(|v| v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0).ok_or_else(|| err(format!("noise={v}: expected a number >= 0")))).transpose()?;
+        if let Some(x) = noise {
+            check_noise(&kind, x).map_err(err)?;
+        }
         let default_name = match &kind {
             Kind::Checkpoint(dir) => {
                 let gen = dir.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
@@ -131,12 +152,35 @@ impl PlayerSpec {
             gumbel_m,
             c_puct,
             tt_entries,
+            noise,
         })
+    }
+
+    /// Whether `noise=X` means something for this kind of player (search players and
+    /// the alpha-beta and greedy baselines).
+    pub fn takes_noise(&self) -> bool {
+        matches!(self.kind, Kind::Checkpoint(_) | Kind::Uniform | Kind::AlphaBeta | Kind::Greedy)
+    }
+
+    /// Whether the noise is in centipawns (baselines) rather than a Gumbel scale or a
+    /// temperature (search players).
+    pub fn noise_in_centipawns(&self) -> bool {
+        matches!(self.kind, Kind::AlphaBeta | Kind::Greedy)
     }
 
     /// Whether the player needs a limit from the tournament when its spec gives none.
     pub fn needs_limit(&self) -> bool {
         matches!(self.kind, Kind::Checkpoint(_) | Kind::Uniform | Kind::Usi(_))
+    }
+}
+
+/// Whether `noise=X` is allowed for `kind` at this size.
+fn check_noise(kind: &Kind, x: f64) -> Result<(), String> {
+    match kind {
+        Kind::Random => Err("random takes no noise (its moves are random already)".into()),
+        Kind::Usi(_) => Err("usi engines take no noise (set the engine's own options with option.NAME=VALUE)".into()),
+        Kind::AlphaBeta | Kind::Greedy if x > MAX_BASELINE_NOISE_CP => Err(format!("noise={x}: at most {MAX_BASELINE_NOISE_CP} centipawns")),
+        _ => Ok(()),
     }
 }
 
@@ -193,6 +237,12 @@ impl PlayerFactory {
         if let Some(x) = self.spec.c_puct {
             c.c_puct = x;
         }
+        if let Some(x) = self.spec.noise {
+            match self.spec.root_policy {
+                RootPolicy::Gumbel => c.gumbel_scale = x as f32,
+                RootPolicy::Puct => c.temperature = x as f32,
+            }
+        }
         c
     }
 
@@ -206,10 +256,14 @@ impl PlayerFactory {
                 Box::new(SearchPlayer::new(name, eval, self.search_config(), seed))
             }
             Kind::Random => Box::new(BaselinePlayer::new(name, Box::new(move |slot| Box::new(Random::new(seed ^ slot as u64)) as Box<dyn Baseline>))),
-            Kind::Greedy => Box::new(BaselinePlayer::new(name, Box::new(move |slot| Box::new(Greedy::new(variant, seed ^ slot as u64)) as Box<dyn Baseline>))),
+            Kind::Greedy => {
+                let noise = self.spec.noise.unwrap_or(0.0);
+                Box::new(BaselinePlayer::new(name, Box::new(move |slot| Box::new(Greedy::new(variant, seed ^ slot as u64).with_noise(noise)) as Box<dyn Baseline>)))
+            }
             Kind::AlphaBeta => {
                 let tt = self.spec.tt_entries;
-                Box::new(BaselinePlayer::new(name, Box::new(move |_| Box::new(AlphaBeta::new(variant, tt)) as Box<dyn Baseline>)))
+                let noise = self.spec.noise.unwrap_or(0.0);
+                Box::new(BaselinePlayer::new(name, Box::new(move |slot| Box::new(AlphaBeta::new(variant, tt).with_noise(noise, seed ^ slot as u64)) as Box<dyn Baseline>)))
             }
             Kind::Usi(cmd) => {
                 let config = EngineConfig {
@@ -243,6 +297,19 @@ mod tests {
         assert_eq!(s.name, "gen-0003-nodes=24");
         assert_eq!(s.root_policy, RootPolicy::Puct);
         assert_eq!(PlayerSpec::parse("random").unwrap().name, "random");
+        let s = PlayerSpec::parse("alphabeta,depth=1,noise=20").unwrap();
+        assert_eq!((s.noise, s.takes_noise(), s.noise_in_centipawns()), (Some(20.0), true, true));
+        assert_eq!(PlayerSpec::parse("alphabeta").unwrap().noise, None);
+    }
+
+    #[test]
+    fn noise_reaches_the_search_configuration() {
+        let v = Variant::builtin("minishogi").unwrap();
+        let f = |text: &str| PlayerFactory::new(PlayerSpec::parse(text).unwrap(), v, None, 1, Duration::from_secs(1)).unwrap().search_config();
+        assert_eq!(f("uniform,sims=8").gumbel_scale, 0.0);
+        assert_eq!(f("uniform,sims=8,noise=1").gumbel_scale, 1.0);
+        let c = f("uniform,sims=8,policy=puct,noise=0.5");
+        assert_eq!((c.temperature, c.gumbel_scale), (0.5, 0.0));
     }
 
     #[test]
@@ -258,6 +325,10 @@ mod tests {
             ("uniform,foo=1", "unknown key 'foo'"),
             ("knight", "unknown kind 'knight'"),
             ("uniform,policy=best", "expected gumbel or puct"),
+            ("uniform,noise=-1", "expected a number >= 0"),
+            ("random,noise=1", "random takes no noise"),
+            ("usi:/bin/engine,noise=1", "usi engines take no noise"),
+            ("alphabeta,noise=5000", "at most 1000 centipawns"),
         ] {
             let e = PlayerSpec::parse(text).unwrap_err().to_string();
             assert!(e.contains(says), "{text}: {e}");

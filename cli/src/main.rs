@@ -123,6 +123,11 @@ enum Command {
         #[arg(long, default_value_t = 800)]
         nodes: u64,
     },
+    /// Balance research: each strength tier against itself from each start of the
+    /// variant's start family; Black's score with intervals, significance tests between
+    /// starts, the network's view, CSV/JSON/plots and game records. Resumes and extends
+    /// a study in the same --out directory (see docs/BALANCE.md).
+    Balance(BalanceArgs),
     /// Rate every generation of a run against its neighbours and fixed anchors, on one
     /// Elo scale; plots Elo over generations and CPU-hours.
     Ladder {
@@ -147,6 +152,52 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
+}
+
+#[derive(clap::Args)]
+struct BalanceArgs {
+    /// A study file (TOML; see configs/balance.toml); the flags below override it.
+    #[arg(long)]
+    config: Option<std::path::PathBuf>,
+    /// A strength tier: an arena player spec (repeatable; replaces the file's tiers),
+    /// e.g. `alphabeta,depth=2` or `checkpoint:DIR,sims=64,name=gen30`.
+    #[arg(long = "tier")]
+    tiers: Vec<String>,
+    /// Start-family members, comma-separated, or `all`.
+    #[arg(long, value_delimiter = ',')]
+    starts: Vec<String>,
+    /// Games per cell (tier × start).
+    #[arg(long)]
+    games: Option<u32>,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    #[arg(long)]
+    games_in_flight: Option<usize>,
+    /// Game length limit in plies (a draw); 0 = the variant's.
+    #[arg(long)]
+    max_plies: Option<u32>,
+    /// Default noise of tiers whose spec has none: search=X (Gumbel scale or PUCT
+    /// temperature), cp=Y (baselines' ± centipawns), e.g. --noise search=1.0,cp=20.
+    #[arg(long)]
+    noise: Option<String>,
+    /// Random legal plies from each start before play (changes the start).
+    #[arg(long)]
+    opening_plies: Option<u32>,
+    /// Study directory (default data/balance/<name>).
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
+    /// A training run directory: plot its networks' value of each start over generations.
+    #[arg(long)]
+    run: Option<std::path::PathBuf>,
+    /// Also compare starts A and B at every tier (repeatable), e.g. --compare both-in-hand,no-copper.
+    #[arg(long)]
+    compare: Vec<String>,
+    /// Print the games-per-cell precision tables and exit.
+    #[arg(long)]
+    precision: bool,
+    #[arg(long)]
+    quiet: bool,
 }
 
 #[derive(clap::Args)]
@@ -394,6 +445,30 @@ fn run(cli: Cli) -> Result<()> {
             let setup = arena::usi_server::EngineSetup { spec, variant: variant.variant.clone(), options: variant.options.clone(), default_nodes: nodes };
             let stdin = std::io::stdin();
             arena::usi_server::serve(setup, stdin.lock(), Box::new(std::io::stdout())).map_err(anyhow::Error::msg)?;
+        }
+        Command::Balance(a) => {
+            if a.precision {
+                print!("{}", balance::stats::precision_table_markdown());
+                return Ok(());
+            }
+            let overrides = balance::Overrides {
+                tiers: a.tiers,
+                starts: a.starts,
+                games_per_cell: a.games,
+                threads: a.threads,
+                games_in_flight: a.games_in_flight,
+                max_plies: a.max_plies,
+                noise: a.noise,
+                opening_plies: a.opening_plies,
+                out_dir: a.out,
+                run_dir: a.run,
+                compare: a.compare,
+            };
+            let cfg = balance::StudyConfig::resolve(a.config.as_deref(), overrides)?;
+            model::init_cpu_threads(cfg.effective_threads());
+            let report = balance::run_study(&cfg, &balance::RunOptions { show_progress: !a.quiet, stop_after: None })?;
+            print!("{}", balance::report::table(&report));
+            println!("results in {}", cfg.out_dir().display());
         }
         Command::Ladder { run, anchors, rounds, sims, threads, every, quiet } => {
             model::init_cpu_threads(threads);

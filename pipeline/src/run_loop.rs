@@ -8,6 +8,8 @@
 //! - `trainer.ckpt` — trainer checkpoint (weights, optimiser, progress, sample uses)
 //! - `models/gen-NNNN/` — the model trained in generation N (plays generation N+1)
 //! - `train/gen-NNNN.json`, `eval/gen-NNNN.json` — losses and evaluation results
+//! - `eval/gen-NNNN-starts.json` — the model's value and W/D/L for Black at every start
+//!   of the variant's start family ([`StartValues`]; read by the balance study)
 //! - `summary.tsv`, `plots/losses.svg`, `plots/evaluation.svg`
 
 use crate::evaluation::{play_match, MatchResult, MatchSpec};
@@ -49,6 +51,50 @@ impl RunDir {
     pub fn checkpoint(&self) -> PathBuf {
         self.0.join("trainer.ckpt")
     }
+    /// The model's view of the start family after generation `g` ([`StartValues`]).
+    pub fn start_values(&self, g: u32) -> PathBuf {
+        self.0.join("eval").join(format!("{}-starts.json", Self::gen(g)))
+    }
+}
+
+/// `eval/gen-NNNN-starts.json`: what generation `g`'s network thinks of each start of the
+/// variant's start family, for Black, before a move is played — how its judgement of
+/// the starts' balance changes over training.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct StartValues {
+    pub generation: u32,
+    /// The game length limit the positions were encoded with (the self-play limit).
+    pub max_plies: u32,
+    pub starts: Vec<StartValueEntry>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct StartValueEntry {
+    pub name: String,
+    pub sfen: String,
+    /// P(Black wins) − P(White wins).
+    pub value: f32,
+    pub black_win: f32,
+    pub draw: f32,
+    pub white_win: f32,
+}
+
+/// Writes `eval/gen-NNNN-starts.json` for generation `g`'s model unless it exists (so a
+/// resumed run skips it) or the model does not.
+pub fn write_start_values(run: &RunDir, cfg: &RunConfig, g: u32) -> Result<()> {
+    let path = run.start_values(g);
+    let dir = run.model(g);
+    if path.exists() || !dir.join("model.json").exists() {
+        return Ok(());
+    }
+    let variant = cfg.variant()?;
+    let eval = neteval::load(&dir, variant)?;
+    let starts = eval
+        .start_values(variant, Some(cfg.selfplay.max_plies))
+        .into_iter()
+        .map(|s| StartValueEntry { name: s.name, sfen: s.sfen, value: s.value, black_win: s.wdl[0], draw: s.wdl[1], white_win: s.wdl[2] })
+        .collect();
+    write_json(&path, &StartValues { generation: g, max_plies: cfg.selfplay.max_plies, starts })
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default)]
@@ -150,12 +196,20 @@ pub fn train_loop(cfg: &RunConfig, show_progress: bool) -> Result<()> {
     for g in 1..=cfg.generations {
         if read_json::<EvalSummary>(&run.eval_report(g))?.is_some() {
             tracing::debug!(generation = g, "already done");
+            // A report only: a run finished before these files existed gets them now, and
+            // a model that cannot be read for it does not stop the run.
+            if let Err(e) = write_start_values(&run, cfg, g) {
+                tracing::warn!(generation = g, "start values: {e:#}");
+            }
             continue;
         }
         let t = Instant::now();
         let sp = selfplay_generation(&run, cfg, g, show_progress)?;
         let tr = train_generation(&run, cfg, g, show_progress)?;
         let ev = evaluate_generation(&run, cfg, g, show_progress)?;
+        if let Err(e) = write_start_values(&run, cfg, g) {
+            tracing::warn!(generation = g, "start values: {e:#}");
+        }
         let line = summary_line(g, &sp, &tr, &ev, t.elapsed());
         println!("{line}");
         write_summary(&run, cfg)?;

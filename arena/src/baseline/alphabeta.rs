@@ -13,6 +13,8 @@
 use super::eval::Evaluator;
 use super::{Baseline, Budget};
 use crate::{Score, Thought};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use rules::{DropMate, Game, Move, MoveKind, MoveList, Position, Variant, MAX_KINDS};
 use std::time::Instant;
 
@@ -77,6 +79,12 @@ pub struct AlphaBeta {
     stop: bool,
     /// Best root move and score of the iteration under way.
     root_best: Option<(Move, i32)>,
+    /// Half-width of the uniform root-score noise in centipawns (0: none), and its
+    /// random stream.
+    noise_cp: f64,
+    rng: ChaCha8Rng,
+    /// This search's noise per root move (empty without noise).
+    root_offsets: Vec<(Move, i32)>,
 }
 
 impl AlphaBeta {
@@ -100,7 +108,26 @@ impl AlphaBeta {
             deadline: None,
             stop: false,
             root_best: None,
+            noise_cp: 0.0,
+            rng: ChaCha8Rng::seed_from_u64(0),
+            root_offsets: Vec::new(),
         }
+    }
+
+    /// Adds uniform noise in [−`cp`, +`cp`] centipawns (drawn afresh for every search
+    /// from a stream seeded by `seed`) to each root move's score, so that games against
+    /// itself differ. The search stays exact for the noised root scores: each root move's
+    /// window is shifted by its offset. 0 keeps the plain, deterministic search.
+    pub fn with_noise(mut self, cp: f64, seed: u64) -> AlphaBeta {
+        self.noise_cp = if cp.is_finite() { cp.max(0.0) } else { 0.0 };
+        self.rng = ChaCha8Rng::seed_from_u64(seed);
+        self
+    }
+
+    /// The noise of a root move (0 without noise).
+    #[inline(always)]
+    fn root_offset(&self, m: Move) -> i32 {
+        self.root_offsets.iter().find(|(x, _)| *x == m).map_or(0, |&(_, r)| r)
     }
 
     /// The evaluation this searcher uses (for tests and reports).
@@ -280,16 +307,20 @@ impl AlphaBeta {
             let m = Self::pick(&mut buf, i);
             let mut child = pos.clone();
             let captured = child.play_unchecked(m);
-            let score = if child.flag_reached() {
+            // Root noise: the move's score is its search score plus `r`, so its child is
+            // searched in the window shifted by `r` (exact for the noised scores).
+            let r = if ply == 0 { self.root_offset(m) } else { 0 };
+            let (a, b) = (alpha - r, beta - r);
+            let score = r + if child.flag_reached() {
                 MATE - (ply as i32 + 1)
             } else {
                 let ld = self.is_losing_drop(m);
                 if i == 0 {
-                    -self.search(&child, depth - 1, -beta, -alpha, ply + 1, ld)
+                    -self.search(&child, depth - 1, -b, -a, ply + 1, ld)
                 } else {
-                    let s = -self.search(&child, depth - 1, -alpha - 1, -alpha, ply + 1, ld);
-                    if s > alpha && s < beta && !self.stop {
-                        -self.search(&child, depth - 1, -beta, -alpha, ply + 1, ld)
+                    let s = -self.search(&child, depth - 1, -a - 1, -a, ply + 1, ld);
+                    if s > a && s < b && !self.stop {
+                        -self.search(&child, depth - 1, -b, -a, ply + 1, ld)
                     } else {
                         s
                     }
@@ -502,6 +533,14 @@ impl Baseline for AlphaBeta {
             p.play_unchecked(m);
         }
         let start = Instant::now();
+        self.root_offsets.clear();
+        if self.noise_cp > 0.0 {
+            let x = self.noise_cp;
+            for &m in &legal {
+                let r = self.rng.random_range(-x..=x).round() as i32;
+                self.root_offsets.push((m, r));
+            }
+        }
 
         // Fallback if not even one root move gets searched: the table's move, else the
         // first move in ordering (best capture).
@@ -529,6 +568,7 @@ impl Baseline for AlphaBeta {
             let Some((m, _)) = self.root_best else { break };
             completed = Some((m, score, d));
             // A mate within the horizon is final.
+            let score = score - self.root_offset(m);
             if score.abs() > MATE_BOUND && MATE - score.abs() <= d as i32 {
                 break;
             }
@@ -540,8 +580,60 @@ impl Baseline for AlphaBeta {
                 }
             }
         }
-        let (best, score, depth) = completed.unwrap_or((fallback, self.eval.evaluate(&root), 0));
+        let (best, score, depth) = match completed {
+            // The reported score is the move's own, without its noise.
+            Some((m, s, d)) => (m, s - self.root_offset(m), d),
+            None => (fallback, self.eval.evaluate(&root), 0),
+        };
         let pv = self.principal_variation(&root, best, depth.max(1) as usize);
         Thought { best: Some(best), score: to_score(score), depth, nodes: self.nodes, pv }
+    }
+}
+
+#[cfg(test)]
+mod noise_tests {
+    use super::*;
+
+    /// Every root move's plain score at `depth`, searched one by one with a full window.
+    fn plain_root_scores(v: &'static Variant, game: &Game, depth: i32) -> Vec<(Move, i32)> {
+        let root = game.position().clone();
+        game.legal_moves()
+            .into_iter()
+            .map(|m| {
+                let mut ab = AlphaBeta::new(v, 1 << 12);
+                ab.path = vec![root.key()];
+                let mut child = root.clone();
+                child.play_unchecked(m);
+                let s = if child.flag_reached() { MATE - 1 } else { -ab.search(&child, depth - 1, -INF, INF, 1, ab.is_losing_drop(m)) };
+                (m, s)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn noisy_root_search_maximises_the_noised_scores_exactly() {
+        // The shifted windows must give the same answer as scoring every root move on
+        // its own and adding its noise: the chosen move's noised score is the maximum.
+        // (Checked where the plain search is exact too: delta pruning in the quiescence
+        // search makes scores depend on the window once captures come within reach.)
+        let v = Variant::builtin("pocket-copper").unwrap();
+        let game = Game::new(Position::start(v), None);
+        for d in [1u32, 2] {
+            let plain = plain_root_scores(v, &game, d as i32);
+            let t = AlphaBeta::new(v, 1 << 12).think(&game, &Budget { depth: Some(d), ..Budget::default() });
+            assert_eq!(t.score, to_score(plain.iter().map(|x| x.1).max().unwrap()), "the plain search is exact here");
+            for seed in 0..6 {
+                let mut ab = AlphaBeta::new(v, 1 << 12).with_noise(40.0, seed);
+                let t = ab.think(&game, &Budget { depth: Some(d), ..Budget::default() });
+                let noised = |m: Move| plain.iter().find(|(x, _)| *x == m).unwrap().1 + ab.root_offset(m);
+                let best = plain.iter().map(|&(m, _)| noised(m)).max().unwrap();
+                let chosen = t.best.unwrap();
+                assert_eq!(noised(chosen), best, "depth {d}, seed {seed}");
+                assert!(ab.root_offsets.iter().all(|&(_, r)| r.abs() <= 40));
+                assert!(ab.root_offsets.iter().any(|&(_, r)| r != 0));
+                // The reported score is the move's own, without its noise.
+                assert_eq!(t.score, to_score(noised(chosen) - ab.root_offset(chosen)));
+            }
+        }
     }
 }

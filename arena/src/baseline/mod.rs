@@ -4,8 +4,10 @@
 //! - [`Greedy`]: one ply, material-greedy: the move after which the mover's material
 //!   balance is highest; a move that wins at once (checkmate, flag) first, one that loses
 //!   at once (Pocket Shogi Copper's pawn-drop mate) last; ties broken at random (seeded).
+//!   With [`Greedy::with_noise`], uniform noise of ±X centipawns on each move's score.
 //! - [`AlphaBeta`]: iterative-deepening alpha-beta with quiescence search and a
-//!   transposition table, at a depth, node or time budget ([`Budget`]).
+//!   transposition table, at a depth, node or time budget ([`Budget`]). With
+//!   [`AlphaBeta::with_noise`], uniform noise of ±X centipawns on each root move's score.
 //!
 //! Piece values ([`PieceValues`]) come from the standard shogi table where a kind is a
 //! standard piece and from a mobility fit otherwise; see [`values`].
@@ -77,6 +79,8 @@ impl Baseline for Random {
 pub struct Greedy {
     eval: Evaluator,
     rng: ChaCha8Rng,
+    /// Half-width of the uniform score noise, centipawns (0: none).
+    noise_cp: f64,
 }
 
 /// Greedy's score of a move that wins at once.
@@ -84,7 +88,15 @@ const GREEDY_WIN: i32 = i32::MAX / 2;
 
 impl Greedy {
     pub fn new(variant: &'static rules::Variant, seed: u64) -> Greedy {
-        Greedy { eval: Evaluator::new(variant), rng: ChaCha8Rng::seed_from_u64(seed) }
+        Greedy { eval: Evaluator::new(variant), rng: ChaCha8Rng::seed_from_u64(seed), noise_cp: 0.0 }
+    }
+
+    /// Adds uniform noise in [−`cp`, +`cp`] centipawns to each move's material score
+    /// before the best is picked (moves that end the game at once are not noised), so
+    /// that games against itself differ. 0 keeps the plain greedy choice.
+    pub fn with_noise(mut self, cp: f64) -> Greedy {
+        self.noise_cp = if cp.is_finite() { cp.max(0.0) } else { 0.0 };
+        self
     }
 
     /// The values this player counts material with.
@@ -106,6 +118,8 @@ impl Baseline for Greedy {
         let mover = game.position().side_to_move();
         let mut best = i32::MIN;
         let mut ties = Vec::new();
+        let noise = self.noise_cp;
+        let mut raw_of = Vec::new();
         for &m in &moves {
             let mut g = game.clone();
             g.play_unchecked(m);
@@ -120,6 +134,8 @@ impl Baseline for Greedy {
                     self.eval.material(p, mover) - self.eval.material(p, !mover)
                 }
             };
+            raw_of.push((m, s));
+            let s = if noise > 0.0 && s.abs() != GREEDY_WIN { s + self.rng.random_range(-noise..=noise).round() as i32 } else { s };
             if s > best {
                 best = s;
                 ties.clear();
@@ -129,6 +145,8 @@ impl Baseline for Greedy {
             }
         }
         let m = ties[self.rng.random_range(0..ties.len())];
+        // The reported score is the chosen move's own, without the noise.
+        let best = raw_of.iter().find(|(x, _)| *x == m).map_or(best, |&(_, s)| s);
         let score = match best {
             GREEDY_WIN => Score::Mate(1),
             s if s == -GREEDY_WIN => Score::Mate(-1),

@@ -1,0 +1,92 @@
+//! The study's pictures (SVG, through `arena::plot`):
+//! - `plots/black-score.svg`: Black's score with its 95% interval, one row per tier ×
+//!   start;
+//! - `plots/black-score-by-generation.svg`: the same over generations, one line per
+//!   start, when two or more tiers are checkpoints named `gen-NNNN`;
+//! - `plots/start-values.svg`: a training run's network value of each start (for Black)
+//!   over generations, from the loop's `eval/gen-NNNN-starts.json` (with `--run`).
+
+use crate::error::BalanceError;
+use crate::report::StudyReport;
+use arena::plot::{band_chart, interval_chart, line_chart, Interval, Series};
+use plotters::style::RGBColor;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// One line of a band chart: name, colour, (x, value, lo, hi) points.
+type Band<'a> = (&'a str, RGBColor, Vec<(f64, f64, f64, f64)>);
+
+fn plot_err(path: &Path) -> impl FnOnce(String) -> BalanceError + '_ {
+    move |problem| BalanceError::Plot { path: path.display().to_string(), problem }
+}
+
+/// Draws every plot the report has data for; `generation_of_tier` maps checkpoint tiers
+/// to their generation.
+pub fn write_plots(dir: &Path, rep: &StudyReport, generation_of_tier: &BTreeMap<String, u32>) -> Result<(), BalanceError> {
+    let plots = dir.join("plots");
+    std::fs::create_dir_all(&plots).map_err(crate::error::io_err(&plots))?;
+
+    let items: Vec<Interval> = rep
+        .cells
+        .iter()
+        .filter(|c| c.stats.games > 0)
+        .map(|c| Interval { label: format!("{} · {} (n={})", c.tier, c.start, c.stats.games), value: c.stats.score, lo: c.stats.score_lo.max(0.0), hi: c.stats.score_hi.min(1.0) })
+        .collect();
+    let title = if rep.opening_plies > 0 {
+        format!("Black's score per tier and start, 95% intervals ({} random plies first)", rep.opening_plies)
+    } else {
+        "Black's score per tier and start, 95% intervals".to_string()
+    };
+    let path = plots.join("black-score.svg");
+    interval_chart(&path, &title, "Black's score (0.5 = balanced)", &items).map_err(plot_err(&path))?;
+
+    // Over generations: one line per start through the checkpoint tiers' generations.
+    let mut by_start: BTreeMap<&str, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
+    for c in rep.cells.iter().filter(|c| c.stats.games > 0) {
+        if let Some(&g) = generation_of_tier.get(&c.tier) {
+            by_start.entry(&c.start).or_default().push((g as f64, c.stats.score, c.stats.score_lo, c.stats.score_hi));
+        }
+    }
+    if generation_of_tier.len() >= 2 && !by_start.is_empty() {
+        let series: Vec<Band> = by_start
+            .into_iter()
+            .enumerate()
+            .map(|(i, (start, mut pts))| {
+                pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                (start, PALETTE[i % PALETTE.len()], pts)
+            })
+            .collect();
+        let path = plots.join("black-score-by-generation.svg");
+        band_chart(&path, "Black's score by generation, 95% intervals", "generation", "Black's score", &series).map_err(plot_err(&path))?;
+    }
+
+    if !rep.generations.is_empty() {
+        let mut by_start: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        let mut order: Vec<String> = Vec::new();
+        for g in &rep.generations {
+            for v in &g.starts {
+                if !order.contains(&v.name) {
+                    order.push(v.name.clone());
+                }
+                by_start.entry(v.name.clone()).or_default().push((g.generation as f64, v.value as f64));
+            }
+        }
+        let series: Vec<Series> = order.iter().enumerate().map(|(i, name)| Series { name, points: by_start[name].clone(), color: PALETTE[i % PALETTE.len()] }).collect();
+        let path = plots.join("start-values.svg");
+        line_chart(&path, "The network's value of each start for Black", "generation", "P(Black wins) − P(White wins)", &series).map_err(plot_err(&path))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,177 @@
+//! The statistics of a balance study: everything from Black's point of view (Black =
+//! the side to move in the start position), all pure functions of counts.
+//!
+//! # Formulas
+//!
+//! A cell's `n = W + D + L` games (W = Black wins, L = White wins) give per-game scores
+//! `x_i ∈ {1, ½, 0}` for Black.
+//!
+//! - **Black's score** `ŝ = (W + D/2)/n`, with the population variance of the per-game
+//!   scores `σ² = (W(1 − ŝ)² + D(½ − ŝ)² + L ŝ²)/n` and the normal-approximation
+//!   (Wald) interval `ŝ ± z·σ/√n`, `z = Φ⁻¹(1 − α/2)` = 1.959964 at 95%
+//!   ([`arena::stats::Trinomial::score_interval`]; cutechess-cli's error margin). Note
+//!   `σ² = ŝ(1 − ŝ) − D/(4n)`: draws make the score less variable than a coin.
+//! - **Black's win rate** `W/n` with the Wilson score interval (E. B. Wilson, "Probable
+//!   inference, the law of succession, and statistical inference", JASA 22 (1927)
+//!   209–212): `(p̂ + z²/2n ± z·√(p̂(1 − p̂)/n + z²/4n²)) / (1 + z²/n)`, which stays inside
+//!   [0, 1] and behaves at 0 or n wins where the Wald interval collapses.
+//! - **Elo-equivalent** of Black's edge: `Δ(ŝ) = −400·log10(1/ŝ − 1)` (the logistic Elo
+//!   model, [`arena::stats::elo_from_score`], scores clamped to [1e-6, 1 − 1e-6]); its
+//!   interval is the score interval's ends mapped through `Δ`. For scale: 52.6% is +18 Elo.
+//! - **Difference between two starts** at one tier (independent samples): the two-sample
+//!   z-test on the means of the per-game scores,
+//!   `z = (ŝ₁ − ŝ₂)/√(σ₁²/n₁ + σ₂²/n₂)`, two-sided `p = 2(1 − Φ(|z|)) = erfc(|z|/√2)`, and
+//!   the difference's interval `ŝ₁ − ŝ₂ ± z_{α/2}·√(σ₁²/n₁ + σ₂²/n₂)` (Welch's unpooled
+//!   standard error with the normal approximation; fine for the hundreds of games per cell a
+//!   study plays, optimistic for a handful).
+//! - **Games per cell for a precision**: the interval's half-width `h` needs
+//!   `n = z²·p(1 − p)/h²` games ([`games_for_half_width`]; `p(1 − p)` is the no-draw
+//!   variance, an upper bound). **Games to detect** a true score `p₁` against `p₀` with a
+//!   two-sided test at level α and power `1 − β`:
+//!   `n = ((z_{α/2}·√(p₀(1 − p₀)) + z_β·√(p₁(1 − p₁)))/(p₁ − p₀))²` ([`games_to_detect`]):
+//!   52.6% against 50% at 95%/80% needs 2,901 games — the issue's "about 2,900" — while
+//!   an interval of ±2.6 points around 52.6% needs 1,417.
+//!
+//! An empty cell's statistics are NaN (JSON `null`), never a panic.
+
+use arena::stats::{elo_from_score, normal_cdf, normal_quantile, z_for_confidence, Trinomial};
+use serde::Serialize;
+
+/// The confidence level of every interval the study reports.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// Black's results in one cell: `wins` = Black wins, `losses` = White wins.
+pub type BlackTally = Trinomial;
+
+/// Black's score, its interval, the Elo-equivalent and the Wilson interval of the win
+/// rate, for one cell.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct CellStats {
+    pub games: u64,
+    pub black_wins: u64,
+    pub draws: u64,
+    pub white_wins: u64,
+    pub score: f64,
+    pub score_lo: f64,
+    pub score_hi: f64,
+    pub elo: f64,
+    pub elo_lo: f64,
+    pub elo_hi: f64,
+    pub black_win_rate: f64,
+    pub win_rate_lo: f64,
+    pub win_rate_hi: f64,
+    pub draw_rate: f64,
+}
+
+impl CellStats {
+    pub fn new(t: &BlackTally, confidence: f64) -> CellStats {
+        let z = z_for_confidence(confidence);
+        let n = t.games();
+        let (score_lo, score_hi) = t.score_interval(z);
+        let (win_rate_lo, win_rate_hi) = wilson_interval(t.wins, n, z);
+        // `+ 0.0` turns the −0 of an even score into 0.
+        let nan_if_empty = |x: f64| if n == 0 { f64::NAN } else { x + 0.0 };
+        CellStats {
+            games: n,
+            black_wins: t.wins,
+            draws: t.draws,
+            white_wins: t.losses,
+            score: t.score(),
+            score_lo,
+            score_hi,
+            elo: nan_if_empty(elo_from_score(t.score())),
+            elo_lo: nan_if_empty(elo_from_score(score_lo)),
+            elo_hi: nan_if_empty(elo_from_score(score_hi)),
+            black_win_rate: t.wins as f64 / n as f64,
+            win_rate_lo,
+            win_rate_hi,
+            draw_rate: t.draw_ratio(),
+        }
+    }
+}
+
+/// The Wilson score interval of a proportion `successes/n` at critical value `z`; NaN
+/// for `n = 0`.
+pub fn wilson_interval(successes: u64, n: u64, z: f64) -> (f64, f64) {
+    if n == 0 {
+        return (f64::NAN, f64::NAN);
+    }
+    let n = n as f64;
+    let p = successes as f64 / n;
+    let z2 = z * z;
+    let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+    let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / (1.0 + z2 / n);
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// The difference of Black's scores between two starts (a − b) at one tier.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Difference {
+    pub diff: f64,
+    /// The standard error `√(σ₁²/n₁ + σ₂²/n₂)`.
+    pub se: f64,
+    pub lo: f64,
+    pub hi: f64,
+    pub z: f64,
+    /// Two-sided p-value of "no difference".
+    pub p_value: f64,
+}
+
+/// The two-sample z-test of the module documentation. NaN when either side has no game.
+/// With zero variance on both sides (every game the same result), `z` is 0 for equal
+/// scores (p = 1) and ±∞ otherwise (p = 0): the normal approximation has nothing to say
+/// there, so read such a cell's counts rather than its p-value.
+pub fn two_sample_test(a: &BlackTally, b: &BlackTally, confidence: f64) -> Difference {
+    let (na, nb) = (a.games(), b.games());
+    if na == 0 || nb == 0 {
+        let nan = f64::NAN;
+        return Difference { diff: nan, se: nan, lo: nan, hi: nan, z: nan, p_value: nan };
+    }
+    let diff = a.score() - b.score();
+    let se = (a.variance_per_game() / na as f64 + b.variance_per_game() / nb as f64).sqrt();
+    let z = if se > 0.0 {
+        diff / se
+    } else if diff == 0.0 {
+        0.0
+    } else {
+        diff.signum() * f64::INFINITY
+    };
+    let p_value = 2.0 * (1.0 - normal_cdf(z.abs()));
+    let zc = z_for_confidence(confidence);
+    Difference { diff, se, lo: diff - zc * se, hi: diff + zc * se, z, p_value }
+}
+
+/// Games needed for a score interval of half-width `h` around `p` at `confidence`:
+/// `⌈z²·p(1 − p)/h²⌉`.
+pub fn games_for_half_width(p: f64, h: f64, confidence: f64) -> u64 {
+    let z = z_for_confidence(confidence);
+    (z * z * p * (1.0 - p) / (h * h)).ceil() as u64
+}
+
+/// Games needed to tell a true score `p1` from `p0` with a two-sided test at `confidence`
+/// (level α = 1 − confidence) and `power`:
+/// `⌈((z_{α/2}·√(p₀(1 − p₀)) + z_β·√(p₁(1 − p₁)))/(p₁ − p₀))²⌉`.
+pub fn games_to_detect(p0: f64, p1: f64, confidence: f64, power: f64) -> u64 {
+    let za = z_for_confidence(confidence);
+    let zb = normal_quantile(power);
+    let n = (za * (p0 * (1.0 - p0)).sqrt() + zb * (p1 * (1.0 - p1)).sqrt()) / (p1 - p0);
+    (n * n).ceil() as u64
+}
+
+/// The games-per-cell tables of docs/BALANCE.md, as Markdown (a test keeps the document
+/// and this function in step).
+pub fn precision_table_markdown() -> String {
+    let mut s = String::from("| Black's score p | half-width h = 0.01 | h = 0.02 | h = 0.05 |\n|---|---|---|---|\n");
+    for p in [0.5, 0.526] {
+        s += &format!("| {p} |");
+        for h in [0.01, 0.02, 0.05] {
+            s += &format!(" {} |", games_for_half_width(p, h, CONFIDENCE));
+        }
+        s.push('\n');
+    }
+    s += "\n| true score p₁ against p₀ = 0.5 | games for 95% confidence and 80% power |\n|---|---|\n";
+    for p1 in [0.51, 0.52, 0.526, 0.55] {
+        s += &format!("| {p1} | {} |\n", games_to_detect(0.5, p1, CONFIDENCE, 0.8));
+    }
+    s
+}

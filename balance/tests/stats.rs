@@ -1,0 +1,132 @@
+//! The study's arithmetic against values computed by hand (and checked independently with
+//! Python's `statistics.NormalDist` and `math.erfc`).
+
+use balance::stats::{games_for_half_width, games_to_detect, precision_table_markdown, two_sample_test, wilson_interval, BlackTally, CellStats, CONFIDENCE};
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol
+}
+
+/// z for 95%: Φ⁻¹(0.975).
+const Z95: f64 = 1.959963984540054;
+
+#[test]
+fn cell_statistics_by_hand() {
+    // 30 Black wins, 20 draws, 50 White wins (n = 100).
+    // score = (30 + 20/2)/100 = 0.4
+    // σ² = (30·0.6² + 20·0.1² + 50·0.4²)/100 = (10.8 + 0.2 + 8)/100 = 0.19
+    // half-width = 1.959964·√(0.19/100) = 1.959964·0.0435890 = 0.0854328
+    // interval [0.3145672, 0.4854328]
+    // Elo = −400·log10(1/0.4 − 1) = −400·log10(1.5) = −70.4365
+    // Elo ends: −400·log10(1/0.3145672 − 1) = −135.3006, −400·log10(1/0.4854328 − 1) = −10.1252
+    // Wilson for 30/100: centre (0.3 + 3.8415/200)/(1 + 3.8415/100) = 0.3073, half
+    // 1.96·√(0.0021 + 3.8415/40000)/1.038415 = 0.0884 → [0.2189489, 0.3958485]
+    let s = CellStats::new(&BlackTally::new(30, 20, 50), CONFIDENCE);
+    assert_eq!((s.games, s.black_wins, s.draws, s.white_wins), (100, 30, 20, 50));
+    assert!(close(s.score, 0.4, 1e-12));
+    assert!(close(s.score_lo, 0.3145672, 1e-7), "{}", s.score_lo);
+    assert!(close(s.score_hi, 0.4854328, 1e-7), "{}", s.score_hi);
+    assert!(close(s.elo, -70.4365, 1e-4), "{}", s.elo);
+    assert!(close(s.elo_lo, -135.3006, 1e-4), "{}", s.elo_lo);
+    assert!(close(s.elo_hi, -10.1252, 1e-4), "{}", s.elo_hi);
+    assert!(close(s.black_win_rate, 0.3, 1e-12));
+    assert!(close(s.win_rate_lo, 0.2189489, 1e-7), "{}", s.win_rate_lo);
+    assert!(close(s.win_rate_hi, 0.3958485, 1e-7), "{}", s.win_rate_hi);
+    assert!(close(s.draw_rate, 0.2, 1e-12));
+}
+
+#[test]
+fn the_professional_sente_edge_is_18_elo() {
+    // −400·log10(1/0.526 − 1) = −400·log10(0.901141) = 18.08
+    let s = CellStats::new(&BlackTally::new(526, 0, 474), CONFIDENCE);
+    assert!(close(s.elo, 18.08, 0.01), "{}", s.elo);
+}
+
+#[test]
+fn empty_and_one_sided_cells_do_not_panic() {
+    let s = CellStats::new(&BlackTally::default(), CONFIDENCE);
+    assert_eq!(s.games, 0);
+    assert!(s.score.is_nan() && s.score_lo.is_nan() && s.elo.is_nan() && s.win_rate_lo.is_nan());
+    // All Black wins: the Wald interval has width 0, Wilson still gives an interval below 1:
+    // n = 10: lower = (1 + 0.19208)/(1.38415) − 1.96·√(0 + 3.8415/400)/1.38415 = 0.72246
+    let s = CellStats::new(&BlackTally::new(10, 0, 0), CONFIDENCE);
+    assert_eq!((s.score, s.score_lo, s.score_hi), (1.0, 1.0, 1.0));
+    assert!(close(s.win_rate_lo, 0.72246, 1e-5), "{}", s.win_rate_lo);
+    assert_eq!(s.win_rate_hi, 1.0);
+    assert!(s.elo.is_finite() && s.elo > 2000.0);
+}
+
+#[test]
+fn wilson_interval_by_hand() {
+    // 5 of 20 at z = 1.96: p = 0.25, z²/n = 0.192074;
+    // centre (0.25 + 0.096037)/1.192074 = 0.290281; half 1.96·√(0.009375 + 0.0024009)/1.192074 = 0.178420
+    // → [0.1118617, 0.4687009]
+    let (lo, hi) = wilson_interval(5, 20, Z95);
+    assert!(close(lo, 0.1118617, 1e-6), "{lo}");
+    assert!(close(hi, 0.4687009, 1e-6), "{hi}");
+    let (lo, hi) = wilson_interval(0, 0, Z95);
+    assert!(lo.is_nan() && hi.is_nan());
+}
+
+#[test]
+fn two_sample_test_by_hand() {
+    // a = 60/20/20: ŝ = 0.7, σ² = (60·0.09 + 20·0.04 + 20·0.49)/100 = 0.16
+    // b = 30/20/50: ŝ = 0.4, σ² = 0.19
+    // se = √(0.16/100 + 0.19/100) = √0.0035 = 0.0591608
+    // z = 0.3/0.0591608 = 5.070926, p = erfc(5.070926/√2) = 3.9589e-7
+    // interval 0.3 ± 1.959964·0.0591608 = [0.1840470, 0.4159530]
+    let d = two_sample_test(&BlackTally::new(60, 20, 20), &BlackTally::new(30, 20, 50), CONFIDENCE);
+    assert!(close(d.diff, 0.3, 1e-12));
+    assert!(close(d.se, 0.0591608, 1e-7), "{}", d.se);
+    assert!(close(d.z, 5.070926, 1e-6), "{}", d.z);
+    assert!(close(d.p_value, 3.9589e-7, 1e-10), "{}", d.p_value);
+    assert!(close(d.lo, 0.1840470, 1e-7) && close(d.hi, 0.4159530, 1e-7), "{} {}", d.lo, d.hi);
+
+    // 52 of 100 against 50 of 100, no draws: se = √(0.2496/100 + 0.25/100) = 0.0706824,
+    // z = 0.02/0.0706824 = 0.282956, p = 0.777211: not significant.
+    let d = two_sample_test(&BlackTally::new(52, 0, 48), &BlackTally::new(50, 0, 50), CONFIDENCE);
+    assert!(close(d.z, 0.282956, 1e-6), "{}", d.z);
+    assert!(close(d.p_value, 0.777211, 1e-6), "{}", d.p_value);
+
+    // Draws on both sides: a = 55/10/35 (ŝ 0.6, σ² = (55·0.16 + 10·0.01 + 35·0.36)/100 =
+    // 0.215), b = 48/12/40 (ŝ 0.54, σ² = (48·0.2116 + 12·0.0016 + 40·0.2916)/100 = 0.2184):
+    // se = √(0.00215 + 0.002184) = 0.0658331, z = 0.06/0.0658331 = 0.911395, p = 0.362087.
+    let d = two_sample_test(&BlackTally::new(55, 10, 35), &BlackTally::new(48, 12, 40), CONFIDENCE);
+    assert!(close(d.z, 0.911395, 1e-6), "{}", d.z);
+    assert!(close(d.p_value, 0.362087, 1e-6), "{}", d.p_value);
+    // Symmetric: b against a flips z and keeps p.
+    let e = two_sample_test(&BlackTally::new(48, 12, 40), &BlackTally::new(55, 10, 35), CONFIDENCE);
+    assert!(close(e.z, -d.z, 1e-12) && close(e.p_value, d.p_value, 1e-12));
+}
+
+#[test]
+fn degenerate_comparisons_are_defined() {
+    let nan = two_sample_test(&BlackTally::default(), &BlackTally::new(1, 0, 0), CONFIDENCE);
+    assert!(nan.z.is_nan() && nan.p_value.is_nan());
+    let same = two_sample_test(&BlackTally::new(0, 4, 0), &BlackTally::new(0, 7, 0), CONFIDENCE);
+    assert_eq!((same.z, same.p_value), (0.0, 1.0));
+    let apart = two_sample_test(&BlackTally::new(4, 0, 0), &BlackTally::new(0, 0, 4), CONFIDENCE);
+    assert_eq!((apart.z, apart.p_value), (f64::INFINITY, 0.0));
+}
+
+#[test]
+fn games_per_cell_by_hand() {
+    // n = z²·p(1 − p)/h²: 1.959964²·0.25/0.01² = 9603.65 → 9604; h = 0.02 → 2400.9 → 2401;
+    // h = 0.05 → 384.15 → 385. At p = 0.526: 3.841459·0.249324/h² → 9577.7, 2394.4, 383.1.
+    assert_eq!(games_for_half_width(0.5, 0.01, CONFIDENCE), 9604);
+    assert_eq!(games_for_half_width(0.5, 0.02, CONFIDENCE), 2401);
+    assert_eq!(games_for_half_width(0.5, 0.05, CONFIDENCE), 385);
+    assert_eq!(games_for_half_width(0.526, 0.01, CONFIDENCE), 9578);
+    assert_eq!(games_for_half_width(0.526, 0.02, CONFIDENCE), 2395);
+    assert_eq!(games_for_half_width(0.526, 0.05, CONFIDENCE), 384);
+    // The "about 2,900 games" to tell 52.6% from 50%: 95% two-sided, 80% power,
+    // ((1.959964·0.5 + 0.841621·√(0.526·0.474))/0.026)² = (1.400230/0.026)² = 2900.3 → 2901.
+    assert_eq!(games_to_detect(0.5, 0.526, CONFIDENCE, 0.8), 2901);
+}
+
+#[test]
+fn the_document_carries_the_computed_tables() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/BALANCE.md")).unwrap();
+    let table = precision_table_markdown();
+    assert!(doc.contains(&table), "docs/BALANCE.md is out of step with stats::precision_table_markdown():\n{table}");
+}
