@@ -26,6 +26,7 @@ print(f"games            {games:.0f}")
 print(f"wall time        {wall:.1f} s")
 print(f"games per hour   {games / wall * 3600:.0f}")
 print(f"average length   {plies:.0f} plies")
+print(f"moves per second {games * plies / wall:.0f}")
 print(f"CPU utilisation  {100 * (user + sys_) / (wall * threads):.0f}% of {threads:.0f} cores")
 PY
 head -3 "$out.table"
