@@ -200,6 +200,22 @@ pub fn eval_losses(net: &Net, batch: &TrainBatch<'_>, value_weight: f32) -> Loss
     }
 }
 
+/// Optimiser state for checkpoints, so that a resumed run continues exactly.
+impl TrainStep {
+    /// Serialised optimiser state (AdamW moments and step counts).
+    pub fn optimizer_bytes(&self) -> Result<Vec<u8>, String> {
+        self.optim.into_bytes().map(|b| b.to_vec()).map_err(|e| e.to_string())
+    }
+
+    /// Restores the state written by [`TrainStep::optimizer_bytes`].
+    pub fn load_optimizer(&mut self, bytes: Vec<u8>) -> Result<(), String> {
+        let fresh = AdamWConfig::new().with_weight_decay(self.config.weight_decay).init();
+        let optim = std::mem::replace(&mut self.optim, fresh);
+        self.optim = optim.from_bytes(burn::tensor::Bytes::from_bytes_vec(bytes)).map_err(|e| e.to_string())?;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,21 +295,5 @@ mod tests {
         // Eval mode (running BN statistics) must also have learned the batch.
         let eval = eval_losses(&net, &data.view(), 1.0);
         assert!(eval.total < 1.5, "eval-mode loss {eval:?}");
-    }
-}
-
-/// Optimiser state for checkpoints, so that a resumed run continues exactly.
-impl TrainStep {
-    /// Serialised optimiser state (AdamW moments and step counts).
-    pub fn optimizer_bytes(&self) -> Result<Vec<u8>, String> {
-        self.optim.into_bytes().map(|b| b.to_vec()).map_err(|e| e.to_string())
-    }
-
-    /// Restores the state written by [`TrainStep::optimizer_bytes`].
-    pub fn load_optimizer(&mut self, bytes: Vec<u8>) -> Result<(), String> {
-        let fresh = AdamWConfig::new().with_weight_decay(self.config.weight_decay).init();
-        let optim = std::mem::replace(&mut self.optim, fresh);
-        self.optim = optim.from_bytes(burn::tensor::Bytes::from_bytes_vec(bytes)).map_err(|e| e.to_string())?;
-        Ok(())
     }
 }

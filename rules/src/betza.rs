@@ -102,7 +102,7 @@ pub fn parse(betza: &str) -> Result<Movement, String> {
                 return Err(format!("range {digits} after the leaper '{atom}' in \"{betza}\": only riders (R, B, Q, WW, FF) take a range"));
             }
             match digits.parse::<u8>() {
-                Ok(n) if n >= 1 && n < UNLIMITED => n,
+                Ok(n) if (1..UNLIMITED).contains(&n) => n,
                 _ => return Err(format!("range '{digits}' in \"{betza}\" must be 1..=254")),
             }
         };

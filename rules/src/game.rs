@@ -205,7 +205,7 @@ impl Game {
         // Plies first+1..=n; ply i was made by the side to move in position i-1.
         let mut all_checks = [true, true];
         for i in first + 1..=n {
-            let side = if (n - i) % 2 == 0 { mover } else { !mover };
+            let side = if (n - i).is_multiple_of(2) { mover } else { !mover };
             if !self.plies[i - 1].gave_check {
                 all_checks[side.index()] = false;
             }
@@ -275,7 +275,7 @@ impl HandMatch {
 
     /// Colour of player 0 in hand `i` (0-based): Black in even hands.
     pub fn color_of_player0(hand: usize) -> Color {
-        if hand % 2 == 0 { Color::Black } else { Color::White }
+        if hand.is_multiple_of(2) { Color::Black } else { Color::White }
     }
 
     /// Records the result of the next hand.

@@ -75,7 +75,7 @@ impl Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
-        let _ = self.send("quit");
+        self.send("quit");
         let _ = self.child.wait();
     }
 }

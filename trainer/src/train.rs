@@ -10,6 +10,9 @@ use rules::Variant;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+/// Called after every optimiser step with (step, steps, loss).
+pub type OnStep<'a> = dyn Fn(u32, u32, &StepLoss) + Sync + 'a;
+
 /// What one call trains.
 pub struct TrainJob<'a> {
     pub variant: &'static Variant,
@@ -24,7 +27,7 @@ pub struct TrainJob<'a> {
     pub export_dir: PathBuf,
     pub seed: u64,
     /// Called after every step with (step, steps, loss).
-    pub on_step: Option<&'a (dyn Fn(u32, u32, &StepLoss) + Sync)>,
+    pub on_step: Option<&'a OnStep<'a>>,
     /// Stop (as if killed) once this many steps of the generation are done and
     /// checkpointed; for tests of resumption.
     pub stop_after: Option<u32>,
@@ -74,7 +77,7 @@ fn fresh_net(config: &NetConfig, seed: u64) -> Result<Net, TrainError> {
 }
 
 fn train_config(c: &TrainerConfig) -> TrainConfig {
-    TrainConfig { learning_rate: c.learning_rate, weight_decay: c.weight_decay, value_weight: c.value_weight, ..TrainConfig::default() }
+    TrainConfig { learning_rate: c.learning_rate, weight_decay: c.weight_decay, value_weight: c.value_weight }
 }
 
 fn batch_rng(seed: u64, generation: u32, step: u32) -> ChaCha8Rng {

@@ -35,7 +35,7 @@ pub fn write_random_shards(dir: &Path, games: u64, plies: usize, seed: u64) -> V
                     policy: vec![(actions.encode(pos.side_to_move(), m) as u32, 1.0)],
                     full_search: true,
                     search_value: 0.0,
-                    result: if g.ply() % 2 == 0 { result } else { -result },
+                    result: if g.ply().is_multiple_of(2) { result } else { -result },
                     start: "default".into(),
                     game_id,
                 });
