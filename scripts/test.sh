@@ -3,4 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-test-deps.sh
+# Formatting and lints first: cheap, and a failure says exactly where.
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --release -- -D warnings
 cargo test --workspace --release

@@ -21,8 +21,8 @@ pub mod spec;
 pub mod stats;
 pub mod thought;
 pub mod tournament;
-pub mod usi_server;
 pub mod usi_client;
+pub mod usi_server;
 
 pub use ending::{Ending, GameEnd};
 pub use limits::Limit;

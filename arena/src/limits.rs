@@ -46,10 +46,8 @@ impl Limit {
         let byoyomi = get("byoyomi")?;
         let time = get("time")?;
         let inc = get("inc")?;
-        let chosen = [nodes.is_some(), depth.is_some(), movetime.is_some(), byoyomi.is_some() || inc.is_some() || time.is_some()]
-            .iter()
-            .filter(|&&b| b)
-            .count();
+        let chosen =
+            [nodes.is_some(), depth.is_some(), movetime.is_some(), byoyomi.is_some() || inc.is_some() || time.is_some()].iter().filter(|&&b| b).count();
         if chosen > 1 {
             return Err("give one limit: nodes (or sims), depth, movetime, or time with byoyomi/inc".into());
         }
@@ -211,10 +209,13 @@ mod tests {
     use super::*;
 
     fn pairs(s: &str) -> Vec<(String, String)> {
-        s.split(',').filter(|p| !p.is_empty()).map(|p| {
-            let (a, b) = p.split_once('=').unwrap();
-            (a.to_string(), b.to_string())
-        }).collect()
+        s.split(',')
+            .filter(|p| !p.is_empty())
+            .map(|p| {
+                let (a, b) = p.split_once('=').unwrap();
+                (a.to_string(), b.to_string())
+            })
+            .collect()
     }
 
     #[test]
@@ -228,7 +229,13 @@ mod tests {
         assert!(Limit::from_pairs(&pairs("nodes=5,depth=3")).is_err());
         assert!(Limit::from_pairs(&pairs("nodes=x")).is_err());
         assert!(Limit::from_pairs(&pairs("byoyomi=1,inc=2")).is_err());
-        for l in [Limit::Nodes(3), Limit::Depth(2), Limit::MoveTime(50), Limit::Byoyomi { main_ms: 10, byoyomi_ms: 5 }, Limit::Fischer { main_ms: 9, increment_ms: 1 }] {
+        for l in [
+            Limit::Nodes(3),
+            Limit::Depth(2),
+            Limit::MoveTime(50),
+            Limit::Byoyomi { main_ms: 10, byoyomi_ms: 5 },
+            Limit::Fischer { main_ms: 9, increment_ms: 1 },
+        ] {
             assert_eq!(Limit::from_pairs(&pairs(&l.to_spec())).unwrap(), Some(l));
         }
     }

@@ -35,7 +35,11 @@ pub struct Opening {
 pub enum Openings {
     List(Vec<Opening>),
     /// `plies` random legal moves from the variant's start, seeded by opening index.
-    RandomPlies { start: Box<Position>, plies: u32, seed: u64 },
+    RandomPlies {
+        start: Box<Position>,
+        plies: u32,
+        seed: u64,
+    },
 }
 
 impl Openings {
@@ -56,11 +60,8 @@ impl Openings {
                 None => (line, ""),
             };
             let pos_text = pos_text.strip_prefix("sfen ").unwrap_or(pos_text).trim();
-            let position = if pos_text == "startpos" {
-                Position::start(variant)
-            } else {
-                Position::from_sfen(variant, pos_text).map_err(|e| bad(e.to_string()))?
-            };
+            let position =
+                if pos_text == "startpos" { Position::start(variant) } else { Position::from_sfen(variant, pos_text).map_err(|e| bad(e.to_string()))? };
             let mut game = Game::new(position.clone(), None);
             let mut moves = Vec::new();
             for m in moves_text.split_whitespace() {

@@ -105,15 +105,7 @@ pub struct SearchPlayer {
 impl SearchPlayer {
     /// `config` should be an evaluation configuration (no noise, greedy choice).
     pub fn new(name: &str, evaluator: Arc<dyn Evaluator<Game>>, config: SearchConfig, seed: u64) -> SearchPlayer {
-        SearchPlayer {
-            name: name.to_string(),
-            evaluator,
-            config,
-            slots: Vec::new(),
-            seed,
-            sims_per_second: 500.0,
-            reserve: Duration::from_millis(40),
-        }
+        SearchPlayer { name: name.to_string(), evaluator, config, slots: Vec::new(), seed, sims_per_second: 500.0, reserve: Duration::from_millis(40) }
     }
 
     fn slot(&mut self, slot: usize) -> &mut Option<Pending> {
@@ -333,11 +325,7 @@ impl UsiPlayer {
 /// its start SFEN, then its moves.
 pub fn usi_position(game: &Game) -> String {
     let start = game.start();
-    let mut s = if start.to_sfen() == start.variant().start_sfen {
-        String::from("position startpos")
-    } else {
-        format!("position sfen {}", start.to_sfen())
-    };
+    let mut s = if start.to_sfen() == start.variant().start_sfen { String::from("position startpos") } else { format!("position sfen {}", start.to_sfen()) };
     if !game.moves().is_empty() {
         s.push_str(" moves");
         let mut pos = start.clone();

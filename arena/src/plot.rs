@@ -48,17 +48,10 @@ pub fn line_chart(path: &Path, title: &str, x_label: &str, y_label: &str, series
                 .label(s.name)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
             if s.points.len() <= 60 {
-                chart
-                    .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))
-                    .map_err(|e| format!("{e:?}"))?;
+                chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|e| format!("{e:?}"))?;
             }
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(|e| format!("{e:?}"))?;
+        chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(|e| format!("{e:?}"))?;
         root.present().map_err(|e| format!("{e:?}"))?;
     }
     std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))?;

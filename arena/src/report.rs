@@ -85,7 +85,13 @@ pub fn pairing_stats(names: &[String], (a, b): (usize, usize), results: &[JobRes
             _ => continue,
         };
         let s = if a_first { j.first_score } else { 1.0 - j.first_score };
-        let idx = if s > 0.75 { 0 } else if s > 0.25 { 1 } else { 2 };
+        let idx = if s > 0.75 {
+            0
+        } else if s > 0.25 {
+            1
+        } else {
+            2
+        };
         match idx {
             0 => tri.wins += 1,
             1 => tri.draws += 1,
@@ -182,7 +188,10 @@ fn fmt_elo(x: f64) -> String {
 /// The report as a terminal table.
 pub fn table(r: &Report) -> String {
     let mut s = String::new();
-    s += &format!("{:<28} {:<28} {:>5} {:>13} {:>7} {:>22} {:>22} {:>6} {:>5}\n", "player", "opponent", "games", "+/=/-", "score", "Elo [95%] games", "Elo [95%] pairs", "LOS", "draws");
+    s += &format!(
+        "{:<28} {:<28} {:>5} {:>13} {:>7} {:>22} {:>22} {:>6} {:>5}\n",
+        "player", "opponent", "games", "+/=/-", "score", "Elo [95%] games", "Elo [95%] pairs", "LOS", "draws"
+    );
     for p in &r.pairings {
         s += &format!(
             "{:<28} {:<28} {:>5} {:>13} {:>7.3} {:>22} {:>22} {:>6.3} {:>5.2}\n",
@@ -203,7 +212,15 @@ pub fn table(r: &Report) -> String {
     s += &format!("\nratings (maximum likelihood, anchor {} fixed):\n", r.anchor);
     s += &format!("{:<4} {:<28} {:>7} {:>18} {:>6} {:>6}\n", "rank", "player", "Elo", "95% interval", "games", "score");
     for (k, e) in r.ratings.entries.iter().enumerate() {
-        s += &format!("{:<4} {:<28} {:>7} {:>18} {:>6} {:>6.3}\n", k + 1, e.name, fmt_elo(e.elo), format!("[{}, {}]", fmt_elo(e.lo), fmt_elo(e.hi)), e.games, e.score);
+        s += &format!(
+            "{:<4} {:<28} {:>7} {:>18} {:>6} {:>6.3}\n",
+            k + 1,
+            e.name,
+            fmt_elo(e.elo),
+            format!("[{}, {}]", fmt_elo(e.lo), fmt_elo(e.hi)),
+            e.games,
+            e.score
+        );
     }
     s += "\nendings: ";
     s += &r.endings.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
@@ -219,9 +236,27 @@ pub fn write(r: &Report, dir: &Path) -> std::io::Result<()> {
     for p in &r.pairings {
         csv += &format!(
             "{},{},{},{},{},{},{:.4},{:.4},{:.4},{:.1},{:.1},{:.1},{},{},{},{},{},{:.1},{:.1},{:.4},{:.4},{}\n",
-            p.a, p.b, p.games, p.wins, p.draws, p.losses, p.score, p.score_lo, p.score_hi, p.elo, p.elo_lo, p.elo_hi,
-            p.pentanomial[0], p.pentanomial[1], p.pentanomial[2], p.pentanomial[3], p.pentanomial[4],
-            p.pentanomial_elo_lo, p.pentanomial_elo_hi, p.los, p.draw_ratio,
+            p.a,
+            p.b,
+            p.games,
+            p.wins,
+            p.draws,
+            p.losses,
+            p.score,
+            p.score_lo,
+            p.score_hi,
+            p.elo,
+            p.elo_lo,
+            p.elo_hi,
+            p.pentanomial[0],
+            p.pentanomial[1],
+            p.pentanomial[2],
+            p.pentanomial[3],
+            p.pentanomial[4],
+            p.pentanomial_elo_lo,
+            p.pentanomial_elo_hi,
+            p.los,
+            p.draw_ratio,
             p.sprt.as_ref().map(|x| format!("{:.3}", x.llr)).unwrap_or_default()
         );
     }
@@ -231,6 +266,7 @@ pub fn write(r: &Report, dir: &Path) -> std::io::Result<()> {
         csv += &format!("{},{},{:.1},{:.1},{:.1},{},{:.4}\n", k + 1, e.name, e.elo, e.lo, e.hi, e.games, e.score);
     }
     records::write_atomic(&dir.join("ratings.csv"), csv.as_bytes())?;
-    let points: Vec<crate::plot::Interval> = r.ratings.entries.iter().map(|e| crate::plot::Interval { label: e.name.clone(), value: e.elo, lo: e.lo, hi: e.hi }).collect();
+    let points: Vec<crate::plot::Interval> =
+        r.ratings.entries.iter().map(|e| crate::plot::Interval { label: e.name.clone(), value: e.elo, lo: e.lo, hi: e.hi }).collect();
     crate::plot::interval_chart(&dir.join("ratings.svg"), &format!("Ratings (anchor {} = fixed)", r.anchor), "Elo", &points).map_err(std::io::Error::other)
 }

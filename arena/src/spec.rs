@@ -81,8 +81,25 @@ pub struct PlayerSpec {
 /// between ordinary scores and mate scores, so noise never hides a mate.
 pub const MAX_BASELINE_NOISE_CP: f64 = 1000.0;
 
-const KNOWN_KEYS: [&str; 17] =
-    ["name", "nodes", "sims", "simulations", "depth", "movetime", "time", "byoyomi", "inc", "arg", "dir", "policy", "gumbel_m", "c_puct", "tt", "noise", "option.*"];
+const KNOWN_KEYS: [&str; 17] = [
+    "name",
+    "nodes",
+    "sims",
+    "simulations",
+    "depth",
+    "movetime",
+    "time",
+    "byoyomi",
+    "inc",
+    "arg",
+    "dir",
+    "policy",
+    "gumbel_m",
+    "c_puct",
+    "tt",
+    "noise",
+    "option.*",
+];
 
 impl PlayerSpec {
     pub fn parse(text: &str) -> Result<PlayerSpec, SpecError> {
@@ -125,7 +142,9 @@ impl PlayerSpec {
         let gumbel_m = get("gumbel_m").map(|v| v.parse::<usize>().map_err(|_| err(format!("gumbel_m={v}: expected a whole number")))).transpose()?;
         let c_puct = get("c_puct").map(|v| v.parse::<f32>().map_err(|_| err(format!("c_puct={v}: expected a number")))).transpose()?;
         let tt_entries = get("tt").map(|v| v.parse::<usize>().map_err(|_| err(format!("tt={v}: expected a whole number")))).transpose()?.unwrap_or(1 << 16);
-        let noise = get("noise").map(|v| v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0).ok_or_else(|| err(format!("noise={v}: expected a number >= 0")))).transpose()?;
+        let noise = get("noise")
+            .map(|v| v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0).ok_or_else(|| err(format!("noise={v}: expected a number >= 0"))))
+            .transpose()?;
         if let Some(x) = noise {
             check_noise(&kind, x).map_err(err)?;
         }
@@ -198,7 +217,13 @@ pub struct PlayerFactory {
 impl PlayerFactory {
     /// Loads what the player needs. `threads` > 1 makes a network evaluate each batch on
     /// the calling thread only (every arena thread then runs its own batches).
-    pub fn new(spec: PlayerSpec, variant: &'static Variant, default_limit: Option<Limit>, threads: usize, move_timeout: Duration) -> Result<PlayerFactory, SpecError> {
+    pub fn new(
+        spec: PlayerSpec,
+        variant: &'static Variant,
+        default_limit: Option<Limit>,
+        threads: usize,
+        move_timeout: Duration,
+    ) -> Result<PlayerFactory, SpecError> {
         let err = |problem: String| SpecError { spec: spec.text.clone(), problem };
         let limit = spec.limit.or(default_limit);
         if limit.is_none() && spec.needs_limit() {
@@ -258,12 +283,18 @@ impl PlayerFactory {
             Kind::Random => Box::new(BaselinePlayer::new(name, Box::new(move |slot| Box::new(Random::new(seed ^ slot as u64)) as Box<dyn Baseline>))),
             Kind::Greedy => {
                 let noise = self.spec.noise.unwrap_or(0.0);
-                Box::new(BaselinePlayer::new(name, Box::new(move |slot| Box::new(Greedy::new(variant, seed ^ slot as u64).with_noise(noise)) as Box<dyn Baseline>)))
+                Box::new(BaselinePlayer::new(
+                    name,
+                    Box::new(move |slot| Box::new(Greedy::new(variant, seed ^ slot as u64).with_noise(noise)) as Box<dyn Baseline>),
+                ))
             }
             Kind::AlphaBeta => {
                 let tt = self.spec.tt_entries;
                 let noise = self.spec.noise.unwrap_or(0.0);
-                Box::new(BaselinePlayer::new(name, Box::new(move |slot| Box::new(AlphaBeta::new(variant, tt).with_noise(noise, seed ^ slot as u64)) as Box<dyn Baseline>)))
+                Box::new(BaselinePlayer::new(
+                    name,
+                    Box::new(move |slot| Box::new(AlphaBeta::new(variant, tt).with_noise(noise, seed ^ slot as u64)) as Box<dyn Baseline>),
+                ))
             }
             Kind::Usi(cmd) => {
                 let config = EngineConfig {
@@ -341,7 +372,10 @@ mod tests {
         let v = Variant::builtin("minishogi").unwrap();
         let e = PlayerFactory::new(PlayerSpec::parse("uniform").unwrap(), v, None, 1, Duration::from_secs(1)).err().unwrap().to_string();
         assert!(e.contains("no limit"), "{e}");
-        let e = PlayerFactory::new(PlayerSpec::parse("checkpoint:/nonexistent/gen-1,sims=4").unwrap(), v, None, 1, Duration::from_secs(1)).err().unwrap().to_string();
+        let e = PlayerFactory::new(PlayerSpec::parse("checkpoint:/nonexistent/gen-1,sims=4").unwrap(), v, None, 1, Duration::from_secs(1))
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.contains("/nonexistent/gen-1"), "{e}");
         assert!(PlayerFactory::new(PlayerSpec::parse("greedy").unwrap(), v, None, 1, Duration::from_secs(1)).is_ok());
     }

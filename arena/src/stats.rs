@@ -174,11 +174,7 @@ fn mean_and_variance(outcomes: &[(f64, f64)]) -> Option<(f64, f64)> {
         return None;
     }
     let mean = outcomes.iter().map(|&(v, w)| v * w).sum::<f64>() / total;
-    let variance = outcomes
-        .iter()
-        .map(|&(v, w)| w * (v - mean) * (v - mean))
-        .sum::<f64>()
-        / total;
+    let variance = outcomes.iter().map(|&(v, w)| w * (v - mean) * (v - mean)).sum::<f64>() / total;
     Some((mean, variance))
 }
 
@@ -209,11 +205,7 @@ pub struct Trinomial {
 
 impl Trinomial {
     pub fn new(wins: u64, draws: u64, losses: u64) -> Trinomial {
-        Trinomial {
-            wins,
-            draws,
-            losses,
-        }
+        Trinomial { wins, draws, losses }
     }
 
     /// Counts one game scored 1, ½ or 0.
@@ -241,8 +233,7 @@ impl Trinomial {
 
     /// Population variance of the per-game scores (1, ½, 0).
     pub fn variance_per_game(&self) -> f64 {
-        self.mean_and_variance()
-            .map_or(f64::NAN, |(_, variance)| variance)
+        self.mean_and_variance().map_or(f64::NAN, |(_, variance)| variance)
     }
 
     /// The score's normal-approximation interval `ŝ ± z·√(σ²/n)`. Not clamped to [0, 1].
@@ -282,22 +273,14 @@ impl Trinomial {
     }
 
     fn mean_and_variance(&self) -> Option<(f64, f64)> {
-        mean_and_variance(&[
-            (1.0, self.wins as f64),
-            (0.5, self.draws as f64),
-            (0.0, self.losses as f64),
-        ])
+        mean_and_variance(&[(1.0, self.wins as f64), (0.5, self.draws as f64), (0.0, self.losses as f64)])
     }
 }
 
 impl Add for Trinomial {
     type Output = Trinomial;
     fn add(self, other: Trinomial) -> Trinomial {
-        Trinomial {
-            wins: self.wins + other.wins,
-            draws: self.draws + other.draws,
-            losses: self.losses + other.losses,
-        }
+        Trinomial { wins: self.wins + other.wins, draws: self.draws + other.draws, losses: self.losses + other.losses }
     }
 }
 
@@ -336,13 +319,7 @@ impl Pentanomial {
     /// From counts in the order LL, LD+DL, LW+DD+WL, DW+WD, WW (fishtest's `results`).
     pub fn from_counts(counts: [u64; 5]) -> Pentanomial {
         let [ll, ld_dl, lw_dd_wl, dw_wd, ww] = counts;
-        Pentanomial {
-            ll,
-            ld_dl,
-            lw_dd_wl,
-            dw_wd,
-            ww,
-        }
+        Pentanomial { ll, ld_dl, lw_dd_wl, dw_wd, ww }
     }
 
     /// The counts in the order LL, LD+DL, LW+DD+WL, DW+WD, WW.
@@ -383,8 +360,7 @@ impl Pentanomial {
 
     /// Population variance of the per-pair scores (0, ¼, ½, ¾, 1).
     pub fn variance_per_pair(&self) -> f64 {
-        self.mean_and_variance()
-            .map_or(f64::NAN, |(_, variance)| variance)
+        self.mean_and_variance().map_or(f64::NAN, |(_, variance)| variance)
     }
 
     /// The score's normal-approximation interval `ŝ ± z·√(σ²_pair/pairs)`. Not clamped.
@@ -413,11 +389,7 @@ impl Pentanomial {
 
     fn mean_and_variance(&self) -> Option<(f64, f64)> {
         let counts = self.counts();
-        let outcomes: Vec<(f64, f64)> = PAIR_SCORES
-            .iter()
-            .zip(counts)
-            .map(|(&value, count)| (value, count as f64))
-            .collect();
+        let outcomes: Vec<(f64, f64)> = PAIR_SCORES.iter().zip(counts).map(|(&value, count)| (value, count as f64)).collect();
         mean_and_variance(&outcomes)
     }
 }
@@ -465,20 +437,12 @@ pub enum SprtDecision {
 
 impl Sprt {
     pub fn new(elo0: f64, elo1: f64, alpha: f64, beta: f64) -> Sprt {
-        Sprt {
-            elo0,
-            elo1,
-            alpha,
-            beta,
-        }
+        Sprt { elo0, elo1, alpha, beta }
     }
 
     /// Wald's stopping bounds `(ln(β/(1 − α)), ln((1 − β)/α))`: ±2.944 for α = β = 0.05.
     pub fn bounds(&self) -> (f64, f64) {
-        (
-            (self.beta / (1.0 - self.alpha)).ln(),
-            ((1.0 - self.beta) / self.alpha).ln(),
-        )
+        ((self.beta / (1.0 - self.alpha)).ln(), ((1.0 - self.beta) / self.alpha).ln())
     }
 
     /// The approximate generalised LLR of game results (a unit is one game).
@@ -512,16 +476,7 @@ impl Sprt {
             return 0.0;
         }
         let last = (counts.len() - 1) as f64;
-        let outcomes: Vec<(f64, f64)> = counts
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| {
-                (
-                    i as f64 / last,
-                    if c == 0 { GSPRT_EMPTY_CLASS } else { c as f64 },
-                )
-            })
-            .collect();
+        let outcomes: Vec<(f64, f64)> = counts.iter().enumerate().map(|(i, &c)| (i as f64 / last, if c == 0 { GSPRT_EMPTY_CLASS } else { c as f64 })).collect();
         let units: f64 = outcomes.iter().map(|&(_, w)| w).sum();
         let Some((mean, variance)) = mean_and_variance(&outcomes) else {
             return 0.0;
@@ -641,21 +596,10 @@ fn nan_from_null<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f6
 /// inverse information matrix. Players with no chain of games to the anchor get NaN.
 /// Results naming a player out of range, or a player against itself, are skipped and
 /// counted in [`RatingList::skipped_results`]; an anchor out of range rates nobody.
-pub fn fit_ratings(
-    players: &[String],
-    results: &[PairResult],
-    anchor: usize,
-    anchor_elo: f64,
-) -> RatingList {
+pub fn fit_ratings(players: &[String], results: &[PairResult], anchor: usize, anchor_elo: f64) -> RatingList {
     let tallies: Vec<Tally> = results
         .iter()
-        .map(|r| Tally {
-            plus: r.i,
-            minus: r.j,
-            coloured: false,
-            games: r.wins_i + r.draws + r.wins_j,
-            half_points: 2 * r.wins_i + r.draws,
-        })
+        .map(|r| Tally { plus: r.i, minus: r.j, coloured: false, games: r.wins_i + r.draws + r.wins_j, half_points: 2 * r.wins_i + r.draws })
         .collect();
     fit(players, &tallies, anchor, anchor_elo, false)
 }
@@ -664,12 +608,7 @@ pub fn fit_ratings(
 /// first-move advantage `η` (in Elo): `P(Black wins) = 1/(1 + 10^((r_white − r_black −
 /// η)/400))`. One virtual drawn game with `η` applying keeps `η` finite when one colour
 /// won everything; its pull is that of one game among all of them.
-pub fn fit_ratings_with_colour(
-    players: &[String],
-    games: &[ColouredGame],
-    anchor: usize,
-    anchor_elo: f64,
-) -> RatingList {
+pub fn fit_ratings_with_colour(players: &[String], games: &[ColouredGame], anchor: usize, anchor_elo: f64) -> RatingList {
     let tallies: Vec<Tally> = games
         .iter()
         .map(|g| Tally {
@@ -713,9 +652,7 @@ struct Observation {
 impl Observation {
     /// The nonzero entries of the design vector: `logit = Σ coefficient · θ[index]`.
     fn design(&self) -> impl Iterator<Item = (usize, f64)> {
-        [(self.plus, 1.0), (self.minus, -1.0), (self.advantage, 1.0)]
-            .into_iter()
-            .filter_map(|(index, coefficient)| index.map(|i| (i, coefficient)))
+        [(self.plus, 1.0), (self.minus, -1.0), (self.advantage, 1.0)].into_iter().filter_map(|(index, coefficient)| index.map(|i| (i, coefficient)))
     }
 
     fn logit(&self, theta: &[f64]) -> f64 {
@@ -728,13 +665,7 @@ const MAX_STEP_HALVINGS: usize = 60;
 /// Newton stops once no parameter moves more than this (natural units; ~2e-8 Elo).
 const NEWTON_STEP_TOLERANCE: f64 = 1e-10;
 
-fn fit(
-    players: &[String],
-    tallies: &[Tally],
-    anchor: usize,
-    anchor_elo: f64,
-    fit_advantage: bool,
-) -> RatingList {
+fn fit(players: &[String], tallies: &[Tally], anchor: usize, anchor_elo: f64, fit_advantage: bool) -> RatingList {
     let n = players.len();
     let valid = |t: &&Tally| t.plus < n && t.minus < n && t.plus != t.minus;
     let skipped_results = tallies.iter().filter(|t| !valid(t)).count() as u64;
@@ -766,28 +697,13 @@ fn fit(
             scored_against[minus].push(plus);
         }
     }
-    let rated = if anchor < n {
-        reachable(&opponents, anchor)
-    } else {
-        vec![false; n]
-    };
+    let rated = if anchor < n { reachable(&opponents, anchor) } else { vec![false; n] };
 
     // Virtual draws on pairings between different strongly connected components of the
     // "scored against" graph: exactly where the likelihood has no finite maximum.
-    let reach: Vec<Vec<bool>> = (0..n)
-        .map(|k| {
-            if rated[k] {
-                reachable(&scored_against, k)
-            } else {
-                Vec::new()
-            }
-        })
-        .collect();
-    let mut virtual_pairings: Vec<(usize, usize)> = pairings
-        .keys()
-        .map(|&(plus, minus, _)| (plus.min(minus), plus.max(minus)))
-        .filter(|&(i, j)| rated[i] && !(reach[i][j] && reach[j][i]))
-        .collect();
+    let reach: Vec<Vec<bool>> = (0..n).map(|k| if rated[k] { reachable(&scored_against, k) } else { Vec::new() }).collect();
+    let mut virtual_pairings: Vec<(usize, usize)> =
+        pairings.keys().map(|&(plus, minus, _)| (plus.min(minus), plus.max(minus))).filter(|&(i, j)| rated[i] && !(reach[i][j] && reach[j][i])).collect();
     virtual_pairings.sort_unstable();
     virtual_pairings.dedup();
 
@@ -798,11 +714,7 @@ fn fit(
         parameter[k] = Some(dimension);
         dimension += 1;
     }
-    let coloured_games: u64 = pairings
-        .iter()
-        .filter(|(&(plus, _, coloured), _)| coloured && rated[plus])
-        .map(|(_, &(games, _))| games)
-        .sum();
+    let coloured_games: u64 = pairings.iter().filter(|(&(plus, _, coloured), _)| coloured && rated[plus]).map(|(_, &(games, _))| games).sum();
     let advantage = if fit_advantage && coloured_games > 0 {
         dimension += 1;
         Some(dimension - 1)
@@ -813,15 +725,13 @@ fn fit(
     let mut observations: Vec<Observation> = pairings
         .iter()
         .filter(|(&(plus, _, _), _)| rated[plus])
-        .map(
-            |(&(plus, minus, coloured), &(games, half_points))| Observation {
-                plus: parameter[plus],
-                minus: parameter[minus],
-                advantage: if coloured { advantage } else { None },
-                games: games as f64,
-                points: half_points as f64 / 2.0,
-            },
-        )
+        .map(|(&(plus, minus, coloured), &(games, half_points))| Observation {
+            plus: parameter[plus],
+            minus: parameter[minus],
+            advantage: if coloured { advantage } else { None },
+            games: games as f64,
+            points: half_points as f64 / 2.0,
+        })
         .collect();
     let virtual_draw = VIRTUAL_DRAWS_PER_PAIRING as f64;
     observations.extend(virtual_pairings.iter().map(|&(i, j)| Observation {
@@ -832,22 +742,13 @@ fn fit(
         points: virtual_draw / 2.0,
     }));
     if advantage.is_some() {
-        observations.push(Observation {
-            plus: None,
-            minus: None,
-            advantage,
-            games: 1.0,
-            points: 0.5,
-        });
+        observations.push(Observation { plus: None, minus: None, advantage, games: 1.0, points: 0.5 });
     }
 
     let fitted = maximise_likelihood(&observations, dimension);
     let z = z_for_confidence(RATING_CONFIDENCE);
     let std_error = |index: usize| {
-        let variance = fitted
-            .covariance
-            .as_ref()
-            .map_or(f64::NAN, |c| c[index * dimension + index]);
+        let variance = fitted.covariance.as_ref().map_or(f64::NAN, |c| c[index * dimension + index]);
         if variance >= 0.0 {
             variance.sqrt() * ELO_PER_NAT
         } else {
@@ -861,10 +762,7 @@ fn fit(
                 (anchor_elo, 0.0)
             } else {
                 match parameter[k] {
-                    Some(index) => (
-                        anchor_elo + fitted.theta[index] * ELO_PER_NAT,
-                        std_error(index),
-                    ),
+                    Some(index) => (anchor_elo + fitted.theta[index] * ELO_PER_NAT, std_error(index)),
                     None => (f64::NAN, f64::NAN),
                 }
             };
@@ -892,12 +790,7 @@ fn fit(
     let first_move_advantage = advantage.map(|index| {
         let elo = fitted.theta[index] * ELO_PER_NAT;
         let se = std_error(index);
-        FirstMoveAdvantage {
-            elo,
-            lo: elo - z * se,
-            hi: elo + z * se,
-            std_error: se,
-        }
+        FirstMoveAdvantage { elo, lo: elo - z * se, hi: elo + z * se, std_error: se }
     });
 
     RatingList {
@@ -949,13 +842,7 @@ fn maximise_likelihood(observations: &[Observation], dimension: usize) -> Likeli
         let Some(inverse) = invert(&information, dimension) else {
             break;
         };
-        let step: Vec<f64> = (0..dimension)
-            .map(|r| {
-                (0..dimension)
-                    .map(|c| inverse[r * dimension + c] * gradient[c])
-                    .sum()
-            })
-            .collect();
+        let step: Vec<f64> = (0..dimension).map(|r| (0..dimension).map(|c| inverse[r * dimension + c] * gradient[c]).sum()).collect();
         let largest = step.iter().fold(0.0f64, |m, s| m.max(s.abs()));
         if !largest.is_finite() {
             break;
@@ -964,11 +851,7 @@ fn maximise_likelihood(observations: &[Observation], dimension: usize) -> Likeli
         let mut scale = 1.0;
         let mut moved = false;
         for _ in 0..MAX_STEP_HALVINGS {
-            let trial: Vec<f64> = theta
-                .iter()
-                .zip(&step)
-                .map(|(t, s)| t + scale * s)
-                .collect();
+            let trial: Vec<f64> = theta.iter().zip(&step).map(|(t, s)| t + scale * s).collect();
             let trial_likelihood = log_likelihood(observations, &trial);
             if trial_likelihood >= likelihood - 1e-12 * (1.0 + likelihood.abs()) {
                 theta = trial;
@@ -985,11 +868,7 @@ fn maximise_likelihood(observations: &[Observation], dimension: usize) -> Likeli
         }
     }
     let (_, information) = gradient_and_information(observations, &theta);
-    LikelihoodFit {
-        covariance: invert(&information, dimension),
-        theta,
-        converged,
-    }
+    LikelihoodFit { covariance: invert(&information, dimension), theta, converged }
 }
 
 /// `ln σ(x) = −ln(1 + e^(−x))`, without overflow for large |x|.
@@ -1053,8 +932,7 @@ fn invert(matrix: &[f64], n: usize) -> Option<Vec<f64>> {
     // A pivot this small is rounding noise: the matrix is singular.
     let negligible = largest * f64::EPSILON * n as f64;
     for col in 0..n {
-        let pivot_row =
-            (col..n).max_by(|&r, &s| a[r * n + col].abs().total_cmp(&a[s * n + col].abs()))?;
+        let pivot_row = (col..n).max_by(|&r, &s| a[r * n + col].abs().total_cmp(&a[s * n + col].abs()))?;
         let pivot = a[pivot_row * n + col];
         if !pivot.is_finite() || pivot.abs() <= negligible {
             return None;
@@ -1090,19 +968,8 @@ fn invert(matrix: &[f64], n: usize) -> Option<Vec<f64>> {
 #[allow(clippy::excessive_precision)]
 mod cody {
     /// erf on |x| ≤ 0.46875.
-    pub const A: [f64; 5] = [
-        3.16112374387056560e00,
-        1.13864154151050156e02,
-        3.77485237685302021e02,
-        3.20937758913846947e03,
-        1.85777706184603153e-1,
-    ];
-    pub const B: [f64; 4] = [
-        2.36012909523441209e01,
-        2.44024637934444173e02,
-        1.28261652607737228e03,
-        2.84423683343917062e03,
-    ];
+    pub const A: [f64; 5] = [3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02, 3.20937758913846947e03, 1.85777706184603153e-1];
+    pub const B: [f64; 4] = [2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03, 2.84423683343917062e03];
     /// erfc·exp(x²) on 0.46875 < x ≤ 4.
     pub const C: [f64; 9] = [
         5.64188496988670089e-1,
@@ -1126,21 +993,9 @@ mod cody {
         1.23033935480374942e03,
     ];
     /// erfc·exp(x²)·x on x > 4, in 1/x².
-    pub const P: [f64; 6] = [
-        3.05326634961232344e-1,
-        3.60344899949804439e-1,
-        1.25781726111229246e-1,
-        1.60837851487422766e-2,
-        6.58749161529837803e-4,
-        1.63153871373020978e-2,
-    ];
-    pub const Q: [f64; 5] = [
-        2.56852019228982242e00,
-        1.87295284992346047e00,
-        5.27905102951428412e-1,
-        6.05183413124413191e-2,
-        2.33520497626869185e-3,
-    ];
+    pub const P: [f64; 6] =
+        [3.05326634961232344e-1, 3.60344899949804439e-1, 1.25781726111229246e-1, 1.60837851487422766e-2, 6.58749161529837803e-4, 1.63153871373020978e-2];
+    pub const Q: [f64; 5] = [2.56852019228982242e00, 1.87295284992346047e00, 5.27905102951428412e-1, 6.05183413124413191e-2, 2.33520497626869185e-3];
     /// 1/√π.
     pub const ONE_OVER_SQRT_PI: f64 = 5.6418958354775628695e-1;
     /// erfc underflows to 0 beyond this.
@@ -1237,35 +1092,12 @@ pub fn normal_cdf(x: f64) -> f64 {
 /// step. −∞ for `p ≤ 0`, +∞ for `p ≥ 1`, NaN for NaN.
 #[allow(clippy::excessive_precision)] // Acklam's coefficients as published
 pub fn normal_quantile(p: f64) -> f64 {
-    const A: [f64; 6] = [
-        -3.969683028665376e+01,
-        2.209460984245205e+02,
-        -2.759285104469687e+02,
-        1.383577518672690e+02,
-        -3.066479806614716e+01,
-        2.506628277459239e+00,
-    ];
-    const B: [f64; 5] = [
-        -5.447609879822406e+01,
-        1.615858368580409e+02,
-        -1.556989798598866e+02,
-        6.680131188771972e+01,
-        -1.328068155288572e+01,
-    ];
-    const C: [f64; 6] = [
-        -7.784894002430293e-03,
-        -3.223964580411365e-01,
-        -2.400758277161838e+00,
-        -2.549732539343734e+00,
-        4.374664141464968e+00,
-        2.938163982698783e+00,
-    ];
-    const D: [f64; 4] = [
-        7.784695709041462e-03,
-        3.224671290700398e-01,
-        2.445134137142996e+00,
-        3.754408661907416e+00,
-    ];
+    const A: [f64; 6] =
+        [-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00];
+    const B: [f64; 5] = [-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01, -1.328068155288572e+01];
+    const C: [f64; 6] =
+        [-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00, -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00];
+    const D: [f64; 4] = [7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00];
     const P_LOW: f64 = 0.02425;
 
     if p.is_nan() {
@@ -1277,17 +1109,13 @@ pub fn normal_quantile(p: f64) -> f64 {
     if p >= 1.0 {
         return f64::INFINITY;
     }
-    let tail = |q: f64| {
-        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
-            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
-    };
+    let tail = |q: f64| (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5]) / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0);
     let x = if p < P_LOW {
         tail((-2.0 * p.ln()).sqrt())
     } else if p <= 1.0 - P_LOW {
         let q = p - 0.5;
         let r = q * q;
-        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
-            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
     } else {
         -tail((-2.0 * (1.0 - p).ln()).sqrt())
     };
@@ -1311,10 +1139,7 @@ mod tests {
         }
         // A zero in the first pivot position needs the row swap: [[0, 1], [1, 0]] is its
         // own inverse.
-        assert_eq!(
-            invert(&[0.0, 1.0, 1.0, 0.0], 2).unwrap(),
-            vec![0.0, 1.0, 1.0, 0.0]
-        );
+        assert_eq!(invert(&[0.0, 1.0, 1.0, 0.0], 2).unwrap(), vec![0.0, 1.0, 1.0, 0.0]);
     }
 
     #[test]

@@ -302,9 +302,15 @@ pub fn parse_limit(text: &str) -> Result<Limit, TournamentError> {
     let pairs: Vec<(String, String)> = text
         .split(',')
         .filter(|p| !p.trim().is_empty())
-        .map(|p| p.split_once('=').map(|(a, b)| (a.trim().to_string(), b.trim().to_string())).ok_or_else(|| TournamentError::Invalid(format!("limit '{text}': '{p}' is not KEY=VALUE"))))
+        .map(|p| {
+            p.split_once('=')
+                .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
+                .ok_or_else(|| TournamentError::Invalid(format!("limit '{text}': '{p}' is not KEY=VALUE")))
+        })
         .collect::<Result<_, _>>()?;
-    Limit::from_pairs(&pairs).map_err(|e| TournamentError::Invalid(format!("limit '{text}': {e}")))?.ok_or_else(|| TournamentError::Invalid(format!("limit '{text}' sets nothing")))
+    Limit::from_pairs(&pairs)
+        .map_err(|e| TournamentError::Invalid(format!("limit '{text}': {e}")))?
+        .ok_or_else(|| TournamentError::Invalid(format!("limit '{text}' sets nothing")))
 }
 
 /// Reads the results file; a truncated last line (a killed writer) is ignored.
@@ -366,7 +372,14 @@ fn check_resume(dir: &Path, cfg: &TournamentConfig) -> Result<(), TournamentErro
     let saved = dir.join("tournament.toml");
     let Ok(text) = std::fs::read_to_string(&saved) else { return Ok(()) };
     let old: TournamentConfig = toml::from_str(&text).map_err(|e| TournamentError::File { path: saved.display().to_string(), problem: e.to_string() })?;
-    let same = old.variant == cfg.variant && old.options == cfg.options && old.mode == cfg.mode && old.players == cfg.players && old.openings == cfg.openings && old.limit == cfg.limit && old.seed == cfg.seed && old.max_plies == cfg.max_plies;
+    let same = old.variant == cfg.variant
+        && old.options == cfg.options
+        && old.mode == cfg.mode
+        && old.players == cfg.players
+        && old.openings == cfg.openings
+        && old.limit == cfg.limit
+        && old.seed == cfg.seed
+        && old.max_plies == cfg.max_plies;
     if !same {
         return Err(TournamentError::Invalid(format!(
             "{} holds a different tournament (variant, options, mode, players, openings, limit, seed or max_plies differ); choose another out_dir, or change only rounds to extend it",
@@ -383,14 +396,12 @@ pub fn run(cfg: &TournamentConfig, show_progress: bool) -> Result<Report, Tourna
     let dir = &cfg.out_dir;
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     check_resume(dir, cfg)?;
-    records::write_atomic(&dir.join("tournament.toml"), toml::to_string(cfg).map_err(|e| TournamentError::Invalid(e.to_string()))?.as_bytes()).map_err(io_err(dir))?;
+    records::write_atomic(&dir.join("tournament.toml"), toml::to_string(cfg).map_err(|e| TournamentError::Invalid(e.to_string()))?.as_bytes())
+        .map_err(io_err(dir))?;
     let default_limit = cfg.limit.as_deref().map(parse_limit).transpose()?;
     let move_timeout = Duration::from_millis(cfg.move_timeout_ms);
-    let factories: Vec<PlayerFactory> = cfg
-        .players
-        .iter()
-        .map(|p| PlayerFactory::new(PlayerSpec::parse(p)?, variant, default_limit, cfg.threads, move_timeout))
-        .collect::<Result<_, _>>()?;
+    let factories: Vec<PlayerFactory> =
+        cfg.players.iter().map(|p| PlayerFactory::new(PlayerSpec::parse(p)?, variant, default_limit, cfg.threads, move_timeout)).collect::<Result<_, _>>()?;
     let openings = cfg.openings(variant)?;
     let results_path = dir.join("results.jsonl");
     let done = read_results(&results_path)?;

@@ -367,12 +367,7 @@ fn thread_name(kind: &str, engine: &str) -> String {
     format!("usi-{kind}-{clean}")
 }
 
-fn spawn_stdout_reader(
-    name: &str,
-    stdout: impl Read + Send + 'static,
-    tx: SyncSender<Event>,
-    log: Log,
-) -> io::Result<()> {
+fn spawn_stdout_reader(name: &str, stdout: impl Read + Send + 'static, tx: SyncSender<Event>, log: Log) -> io::Result<()> {
     thread::Builder::new().name(thread_name("out", name)).spawn(move || {
         let mut reader = BufReader::with_capacity(64 * 1024, stdout);
         let mut buf = Vec::new();
@@ -398,12 +393,7 @@ fn spawn_stdout_reader(
 /// Where the writer thread reports a failed write.
 type WriteFailure = Arc<Mutex<Option<io::Error>>>;
 
-fn spawn_stdin_writer(
-    name: &str,
-    mut stdin: ChildStdin,
-    rx: Receiver<Vec<u8>>,
-    failure: WriteFailure,
-) -> io::Result<()> {
+fn spawn_stdin_writer(name: &str, mut stdin: ChildStdin, rx: Receiver<Vec<u8>>, failure: WriteFailure) -> io::Result<()> {
     thread::Builder::new().name(thread_name("in", name)).spawn(move || {
         // Ends when the client drops its sender (closing the engine's input) or a write fails.
         for bytes in rx {
@@ -464,8 +454,7 @@ impl UsiEngine {
     pub fn start(cfg: &EngineConfig) -> Result<UsiEngine, EngineError> {
         let started = Instant::now();
         let deadline = started + cfg.init_timeout;
-        let spawn_err =
-            |source: io::Error| EngineError::Spawn { engine: cfg.name.clone(), command: cfg.command.clone(), source };
+        let spawn_err = |source: io::Error| EngineError::Spawn { engine: cfg.name.clone(), command: cfg.command.clone(), source };
         let program = resolve_program(&cfg.command);
         let mut command = Command::new(&program);
         command.args(&cfg.args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -811,12 +800,7 @@ impl UsiEngine {
         if e.kind() == io::ErrorKind::BrokenPipe || !self.is_alive() {
             self.exited_error(&format!("its input to accept `{command}`"))
         } else {
-            EngineError::Io {
-                engine: self.name.clone(),
-                context: format!("sending `{command}`"),
-                source: e,
-                last_output: self.last_output(),
-            }
+            EngineError::Io { engine: self.name.clone(), context: format!("sending `{command}`"), source: e, last_output: self.last_output() }
         }
     }
 
@@ -842,8 +826,7 @@ impl UsiEngine {
                 return Err(self.exited_error(what));
             }
             let now = Instant::now();
-            let event =
-                if now >= deadline { Err(RecvTimeoutError::Timeout) } else { self.rx.recv_timeout(deadline - now) };
+            let event = if now >= deadline { Err(RecvTimeoutError::Timeout) } else { self.rx.recv_timeout(deadline - now) };
             match event {
                 Ok(Event::Line(line, _)) => {
                     if first_word(&line) == "bestmove" && self.outstanding > 0 {
@@ -903,24 +886,14 @@ impl UsiEngine {
                         ponder = tokens.next().map(str::to_string);
                     }
                 }
-                Ok(Some(Reply {
-                    best,
-                    ponder,
-                    info: std::mem::take(&mut self.info),
-                    elapsed: at.saturating_duration_since(sent),
-                }))
+                Ok(Some(Reply { best, ponder, info: std::mem::take(&mut self.info), elapsed: at.saturating_duration_since(sent) }))
             }
             _ => Ok(None),
         }
     }
 
     fn timeout_error(&self, waiting_for: &str, after: Duration) -> EngineError {
-        EngineError::Timeout {
-            engine: self.name.clone(),
-            waiting_for: waiting_for.to_string(),
-            after,
-            last_output: self.last_output(),
-        }
+        EngineError::Timeout { engine: self.name.clone(), waiting_for: waiting_for.to_string(), after, last_output: self.last_output() }
     }
 
     fn protocol_error(&self, message: String) -> EngineError {
@@ -935,13 +908,7 @@ impl UsiEngine {
         self.outstanding = 0;
         // Let the stderr thread log the engine's last words.
         thread::sleep(Duration::from_millis(10));
-        EngineError::Exited {
-            engine: self.name.clone(),
-            waiting_for: waiting_for.to_string(),
-            status,
-            signal,
-            last_output: self.last_output(),
-        }
+        EngineError::Exited { engine: self.name.clone(), waiting_for: waiting_for.to_string(), status, signal, last_output: self.last_output() }
     }
 
     fn reap(&mut self, grace: Duration) -> (Option<i32>, Option<i32>) {
@@ -1040,10 +1007,7 @@ mod tests {
 
     #[test]
     fn parses_info_lines() {
-        let i = EngineInfo::parse_scored(
-            "info depth 6 seldepth 10 time 316 score cp 38 nodes 95323 nps 301112 pv 2g2f 3c3d",
-        )
-        .unwrap();
+        let i = EngineInfo::parse_scored("info depth 6 seldepth 10 time 316 score cp 38 nodes 95323 nps 301112 pv 2g2f 3c3d").unwrap();
         assert_eq!(i.depth, Some(6));
         assert_eq!(i.seldepth, Some(10));
         assert_eq!(i.time_ms, Some(316));
@@ -1051,8 +1015,7 @@ mod tests {
         assert_eq!(i.nodes, Some(95323));
         assert_eq!(i.nps, Some(301112));
         assert_eq!(i.pv, vec!["2g2f", "3c3d"]);
-        let m =
-            EngineInfo::parse_scored("info depth 3 multipv 1 score mate -2 upperbound nodes 9 pv 5a4a G*4b").unwrap();
+        let m = EngineInfo::parse_scored("info depth 3 multipv 1 score mate -2 upperbound nodes 9 pv 5a4a G*4b").unwrap();
         assert_eq!((m.score_mate, m.score_cp, m.bound), (Some(-2), None, Some(ScoreBound::Upper)));
         assert_eq!(EngineInfo::parse_scored("info score mate +").unwrap().score_mate, Some(MATE_UNKNOWN_PLIES));
         assert!(EngineInfo::parse_scored("info string score cp 10").is_none());

@@ -73,7 +73,13 @@ pub fn serve(setup: EngineSetup, input: impl BufRead, output: Box<dyn Write + Se
                 say(&out, &format!("id name copper {} ({})", env!("CARGO_PKG_VERSION"), setup.spec.name));
                 say(&out, "id author the copper project");
                 let names: Vec<&str> = rules::BUILTIN.to_vec();
-                say(&out, &format!("option name USI_Variant type combo default {variant_name} {}", names.iter().map(|n| format!("var {n}")).collect::<Vec<_>>().join(" ")));
+                say(
+                    &out,
+                    &format!(
+                        "option name USI_Variant type combo default {variant_name} {}",
+                        names.iter().map(|n| format!("var {n}")).collect::<Vec<_>>().join(" ")
+                    ),
+                );
                 say(&out, "option name USI_VariantOptions type string default <empty>");
                 say(&out, &format!("option name Nodes type spin default {} min 1 max 100000000", setup.default_nodes));
                 say(&out, "option name USI_Hash type spin default 16 min 1 max 1024");
@@ -168,7 +174,12 @@ pub fn serve(setup: EngineSetup, input: impl BufRead, output: Box<dyn Write + Se
                     go.view.limit = fixed;
                 }
                 let (tx, _) = worker.as_ref().unwrap();
-                let _ = tx.send(ToWorker::Go { game: Box::new(game.clone()), view: go.view, hold: go.infinite || go.ponder, ponder_view: go.ponder.then_some(go.view) });
+                let _ = tx.send(ToWorker::Go {
+                    game: Box::new(game.clone()),
+                    view: go.view,
+                    hold: go.infinite || go.ponder,
+                    ponder_view: go.ponder.then_some(go.view),
+                });
             }
             "stop" => {
                 if let Some((tx, _)) = &worker {

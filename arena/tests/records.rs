@@ -77,19 +77,10 @@ fn python() -> &'static Path {
     static PY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let found = PY.get_or_init(|| {
         let script = root().join("scripts/install-cshogi.sh");
-        let out = Command::new("bash")
-            .arg(&script)
-            .output()
-            .map_err(|e| format!("could not run {}: {e}", script.display()))?;
+        let out = Command::new("bash").arg(&script).output().map_err(|e| format!("could not run {}: {e}", script.display()))?;
         let stdout = String::from_utf8_lossy(&out.stdout);
         if !out.status.success() {
-            return Err(format!(
-                "{} failed ({}):\n{}{}",
-                script.display(),
-                out.status,
-                stdout,
-                String::from_utf8_lossy(&out.stderr)
-            ));
+            return Err(format!("{} failed ({}):\n{}{}", script.display(), out.status, stdout, String::from_utf8_lossy(&out.stderr)));
         }
         let path = PathBuf::from(stdout.lines().last().unwrap_or("").trim());
         if !path.exists() {
@@ -195,8 +186,7 @@ fn check_with_cshogi(cases: &[Case]) {
             if format == "KIF" && !c.kif_start_readable {
                 continue;
             }
-            let moves: Vec<String> =
-                got["moves"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().to_string()).collect();
+            let moves: Vec<String> = got["moves"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().to_string()).collect();
             if moves != r.moves {
                 let at = moves.iter().zip(&r.moves).position(|(a, b)| a != b).unwrap_or(moves.len().min(n));
                 bad(format!("moves differ from ply {} ({} read, {} written)", at + 1, moves.len(), n));
@@ -261,14 +251,7 @@ fn cshogi_reads_every_ending() {
     let mut cases = Vec::new();
 
     // Random games to ~150 plies, ended by the arena (or by the rules, if first).
-    let arena_endings = [
-        Ending::Resignation,
-        Ending::TimeForfeit,
-        Ending::IllegalMove,
-        Ending::AdjudicatedWin,
-        Ending::Resignation,
-        Ending::TimeForfeit,
-    ];
+    let arena_endings = [Ending::Resignation, Ending::TimeForfeit, Ending::IllegalMove, Ending::AdjudicatedWin, Ending::Resignation, Ending::TimeForfeit];
     for (seed, ending) in arena_endings.into_iter().enumerate() {
         let g = random_game(seed as u64 + 1, None, 150);
         let end = record::rules_end(&g).or_else(|| loss_on_move(&g, ending));
@@ -294,10 +277,7 @@ fn cshogi_reads_every_ending() {
 
     // A drawn adjudication.
     let g = random_game(7, None, 60);
-    cases.push(Case::plain(
-        "adjudicated-draw",
-        full_record(&g, Some(GameEnd { outcome: Outcome::Draw, ending: Ending::AdjudicatedDraw }), "adj"),
-    ));
+    cases.push(Case::plain("adjudicated-draw", full_record(&g, Some(GameEnd { outcome: Outcome::Draw, ending: Ending::AdjudicatedDraw }), "adj")));
 
     // Perpetual check (Black's rook checks on files 1 and 2; White's king steps 1a-2a):
     // Black loses, and it is Black's move when the fourth repetition arrives.

@@ -10,10 +10,7 @@ fn close(got: f64, want: f64, tolerance: f64) -> bool {
 
 #[track_caller]
 fn assert_close(got: f64, want: f64, tolerance: f64) {
-    assert!(
-        close(got, want, tolerance),
-        "got {got}, want {want} (±{tolerance})"
-    );
+    assert!(close(got, want, tolerance), "got {got}, want {want} (±{tolerance})");
 }
 
 /// 95% two-sided: Python `statistics.NormalDist().inv_cdf(0.975)` = 1.9599639845400536.
@@ -38,17 +35,8 @@ fn erf_matches_known_values() {
         assert_close(erf(x), want, 1e-15);
     }
     // erfc keeps relative accuracy in the tail, where 1 − erf would be all rounding.
-    for (x, want) in [
-        (5.0, 1.5374597944280351e-12),
-        (10.0, 2.088487583762545e-45),
-        (0.2, 0.7772974107895215),
-        (-1.0, 1.842700792949715),
-    ] {
-        assert!(
-            ((erfc(x) - want) / want).abs() < 1e-13,
-            "erfc({x}) = {}, want {want}",
-            erfc(x)
-        );
+    for (x, want) in [(5.0, 1.5374597944280351e-12), (10.0, 2.088487583762545e-45), (0.2, 0.7772974107895215), (-1.0, 1.842700792949715)] {
+        assert!(((erfc(x) - want) / want).abs() < 1e-13, "erfc({x}) = {}, want {want}", erfc(x));
     }
     assert_eq!(erfc(30.0), 0.0);
     assert!(erf(f64::NAN).is_nan());
@@ -118,11 +106,7 @@ fn trinomial_statistics_by_hand() {
     let (elo_lo, elo_hi) = t.elo_interval(0.95);
     assert_close(elo_lo, 86.22501520030423, 1e-8);
     assert_close(elo_hi, 218.2517776410748, 1e-8);
-    assert_close(
-        t.elo_error_margin(0.95),
-        (218.2517776410748 - 86.22501520030423) / 2.0,
-        1e-8,
-    );
+    assert_close(t.elo_error_margin(0.95), (218.2517776410748 - 86.22501520030423) / 2.0, 1e-8);
 }
 
 #[test]
@@ -211,17 +195,10 @@ fn pentanomial_adds_pairs_by_their_total() {
     p.add_pair(0.5, 1.0).unwrap(); // DW
     p.add_pair(1.0, 1.0).unwrap(); // WW
     assert_eq!(p.counts(), [1, 1, 2, 1, 1]);
-    assert_eq!(
-        Pentanomial::from_pair(1.0, 0.5).unwrap(),
-        Pentanomial::from_counts([0, 0, 0, 1, 0])
-    );
+    assert_eq!(Pentanomial::from_pair(1.0, 0.5).unwrap(), Pentanomial::from_counts([0, 0, 0, 1, 0]));
     assert_eq!(p.add_pair(1.0, 2.0), Err(StatsError::NotAGameScore(2.0)));
     assert_eq!(p.add_pair(f64::NAN, 1.0).map_err(|_| ()), Err(()));
-    assert_eq!(
-        p.counts(),
-        [1, 1, 2, 1, 1],
-        "a rejected pair counts nothing"
-    );
+    assert_eq!(p.counts(), [1, 1, 2, 1, 1], "a rejected pair counts nothing");
     assert_eq!((p + p).counts(), [2, 2, 4, 2, 2]);
 
     let empty = Pentanomial::default();
@@ -252,26 +229,14 @@ fn gsprt_llr_matches_the_formula() {
     let penta = Pentanomial::from_counts([30, 120, 250, 140, 40]);
     assert_close(sprt.llr_pentanomial(&penta), 0.9835100752765756, 1e-12);
     // Trinomial counts in fishtest's order L, D, W: llr([260,400,300], 0, 5) = 0.8187963301624892
-    assert_close(
-        sprt.llr_trinomial(&Trinomial::new(300, 400, 260)),
-        0.8187963301624892,
-        1e-12,
-    );
+    assert_close(sprt.llr_trinomial(&Trinomial::new(300, 400, 260)), 0.8187963301624892, 1e-12);
     // Empty classes count 0.001: llr([0,10,20,12,0], 0, 5) = 0.07698827252325685
     let sparse = Pentanomial::from_counts([0, 10, 20, 12, 0]);
     assert_close(sprt.llr_pentanomial(&sparse), 0.07698827252325685, 1e-12);
     // Degenerate tallies stay finite: all draws llr([0,10,0],0,5) = −5.178991055101191,
     // all wins llr([0,0,10],0,5) = 285.81188236243975, nothing played 0.
-    assert_close(
-        sprt.llr_trinomial(&Trinomial::new(0, 10, 0)),
-        -5.178991055101191,
-        1e-9,
-    );
-    assert_close(
-        sprt.llr_trinomial(&Trinomial::new(10, 0, 0)),
-        285.81188236243975,
-        1e-7,
-    );
+    assert_close(sprt.llr_trinomial(&Trinomial::new(0, 10, 0)), -5.178991055101191, 1e-9);
+    assert_close(sprt.llr_trinomial(&Trinomial::new(10, 0, 0)), 285.81188236243975, 1e-7);
     assert_eq!(sprt.llr_trinomial(&Trinomial::default()), 0.0);
     assert_eq!(sprt.llr_pentanomial(&Pentanomial::default()), 0.0);
 }
@@ -303,13 +268,7 @@ fn names(names: &[&str]) -> Vec<String> {
 }
 
 fn result(i: usize, j: usize, wins_i: u64, draws: u64, wins_j: u64) -> PairResult {
-    PairResult {
-        i,
-        j,
-        wins_i,
-        draws,
-        wins_j,
-    }
+    PairResult { i, j, wins_i, draws, wins_j }
 }
 
 fn elo_of(list: &RatingList, name: &str) -> f64 {
@@ -346,11 +305,7 @@ fn two_players_match_the_analytic_solution() {
 fn results_split_over_several_entries_add_up() {
     // The same 75% as above, given as three entries in both orientations.
     let players = names(&["A", "B"]);
-    let results = [
-        result(0, 1, 30, 10, 5),
-        result(1, 0, 5, 20, 30),
-        result(0, 1, 0, 0, 0),
-    ];
+    let results = [result(0, 1, 30, 10, 5), result(1, 0, 5, 20, 30), result(0, 1, 0, 0, 0)];
     let list = fit_ratings(&players, &results, 1, 0.0);
     assert_close(elo_of(&list, "A"), 190.84850188786498, 1e-8);
 }
@@ -360,11 +315,7 @@ fn a_cycle_of_equal_results_gives_equal_ratings() {
     // A beats B 3–1, B beats C 3–1, C beats A 3–1: everyone scores 4/8, and by symmetry
     // equal ratings satisfy every player's likelihood equation.
     let players = names(&["A", "B", "C"]);
-    let results = [
-        result(0, 1, 3, 0, 1),
-        result(1, 2, 3, 0, 1),
-        result(2, 0, 3, 0, 1),
-    ];
+    let results = [result(0, 1, 3, 0, 1), result(1, 2, 3, 0, 1), result(2, 0, 3, 0, 1)];
     let list = fit_ratings(&players, &results, 0, 0.0);
     for name in ["A", "B", "C"] {
         assert_close(elo_of(&list, name), 0.0, 1e-9);
@@ -377,13 +328,7 @@ fn the_fit_satisfies_the_likelihood_equations() {
     // At the maximum of the likelihood every player's expected points,
     // Σ_j n_ij · s(r_i − r_j), equal its actual points.
     let players = names(&["A", "B", "C", "D"]);
-    let results = [
-        result(0, 1, 6, 2, 2),
-        result(0, 2, 7, 2, 1),
-        result(1, 2, 5, 3, 2),
-        result(2, 3, 4, 4, 2),
-        result(1, 3, 2, 1, 0),
-    ];
+    let results = [result(0, 1, 6, 2, 2), result(0, 2, 7, 2, 1), result(1, 2, 5, 3, 2), result(2, 3, 4, 4, 2), result(1, 3, 2, 1, 0)];
     let list = fit_ratings(&players, &results, 2, 1500.0);
     assert!(list.converged);
     let elo: Vec<f64> = (0..4).map(|k| elo_of(&list, &players[k])).collect();
@@ -428,21 +373,13 @@ fn a_perfect_score_gets_one_virtual_draw() {
     assert_eq!(list.virtual_draws, 1);
     assert_close(elo_of(&list, "A"), 528.8877178935677, 1e-8);
     let a = list.get("A").unwrap();
-    assert_eq!(
-        (a.games, a.points),
-        (10, 10.0),
-        "virtual games are not reported"
-    );
+    assert_eq!((a.games, a.points), (10, 10.0), "virtual games are not reported");
     assert!(a.lo.is_finite() && a.hi.is_finite());
 
     // Only the pairings across the split get one: B and C trade results (a strongly
     // connected pair, fitted exactly), A beat both without conceding a point.
     let players = names(&["A", "B", "C"]);
-    let results = [
-        result(0, 1, 5, 0, 0),
-        result(0, 2, 5, 0, 0),
-        result(1, 2, 6, 2, 2),
-    ];
+    let results = [result(0, 1, 5, 0, 0), result(0, 2, 5, 0, 0), result(1, 2, 6, 2, 2)];
     let list = fit_ratings(&players, &results, 1, 0.0);
     assert_eq!(list.virtual_draws, 2);
     assert!(list.converged);
@@ -450,21 +387,13 @@ fn a_perfect_score_gets_one_virtual_draw() {
 
     // Everyone losing every game to the next one: a chain, all finite.
     let players = names(&["A", "B", "C", "D"]);
-    let results = [
-        result(0, 1, 4, 0, 0),
-        result(1, 2, 4, 0, 0),
-        result(2, 3, 4, 0, 0),
-    ];
+    let results = [result(0, 1, 4, 0, 0), result(1, 2, 4, 0, 0), result(2, 3, 4, 0, 0)];
     let list = fit_ratings(&players, &results, 3, 0.0);
     assert_eq!(list.virtual_draws, 3);
     // Each link is the two-player case with one draw: 400·log10(2·4 + 1) = 381.69700377572997
     // (the likelihood splits into independent links along a chain).
     for (k, name) in ["C", "B", "A"].iter().enumerate() {
-        assert_close(
-            elo_of(&list, name),
-            (k + 1) as f64 * 381.69700377572997,
-            1e-7,
-        );
+        assert_close(elo_of(&list, name), (k + 1) as f64 * 381.69700377572997, 1e-7);
     }
 }
 
@@ -477,19 +406,12 @@ fn players_not_connected_to_the_anchor_have_no_rating() {
     for name in ["C", "D", "E"] {
         let r = list.get(name).unwrap();
         assert!(!r.is_rated(), "{name}");
-        assert!(
-            r.elo.is_nan() && r.lo.is_nan() && r.hi.is_nan() && r.std_error.is_nan(),
-            "{name}"
-        );
+        assert!(r.elo.is_nan() && r.lo.is_nan() && r.hi.is_nan() && r.std_error.is_nan(), "{name}");
     }
     assert_eq!(list.get("C").unwrap().score, 0.5);
     assert!(list.get("E").unwrap().score.is_nan());
     let order: Vec<&str> = list.entries.iter().map(|r| r.name.as_str()).collect();
-    assert_eq!(
-        order,
-        ["A", "B", "C", "D", "E"],
-        "rated first; the rest in input order"
-    );
+    assert_eq!(order, ["A", "B", "C", "D", "E"], "rated first; the rest in input order");
     // (3 + ½)/5 = 0.7 for A ⇒ B = −400·log10(0.7/0.3) = −147.19071411783776.
     assert_close(elo_of(&list, "B"), -147.19071411783776, 1e-8);
 
@@ -512,11 +434,7 @@ fn players_not_connected_to_the_anchor_have_no_rating() {
 fn bad_indices_are_skipped_not_panics() {
     let players = names(&["A", "B"]);
     // Out-of-range players and self-pairings are left out and counted; the rest is fitted.
-    let results = [
-        result(0, 1, 60, 30, 10),
-        result(0, 5, 1, 0, 0),
-        result(1, 1, 1, 0, 0),
-    ];
+    let results = [result(0, 1, 60, 30, 10), result(0, 5, 1, 0, 0), result(1, 1, 1, 0, 0)];
     let list = fit_ratings(&players, &results, 1, 0.0);
     assert_eq!(list.skipped_results, 2);
     assert_close(elo_of(&list, "A"), 190.84850188786498, 1e-8);
@@ -533,24 +451,11 @@ fn bad_indices_are_skipped_not_panics() {
 // Bradley–Terry with the first-move advantage
 // ---------------------------------------------------------------------------------------
 
-fn games(
-    black: usize,
-    white: usize,
-    black_wins: usize,
-    draws: usize,
-    white_wins: usize,
-) -> Vec<ColouredGame> {
-    let game = |outcome| ColouredGame {
-        black,
-        white,
-        outcome,
-    };
+fn games(black: usize, white: usize, black_wins: usize, draws: usize, white_wins: usize) -> Vec<ColouredGame> {
+    let game = |outcome| ColouredGame { black, white, outcome };
     std::iter::repeat_n(game(Outcome::Win(Color::Black)), black_wins)
         .chain(std::iter::repeat_n(game(Outcome::Draw), draws))
-        .chain(std::iter::repeat_n(
-            game(Outcome::Win(Color::White)),
-            white_wins,
-        ))
+        .chain(std::iter::repeat_n(game(Outcome::Win(Color::White)), white_wins))
         .collect()
 }
 
@@ -569,11 +474,7 @@ fn first_move_advantage_of_a_symmetric_match() {
     let advantage = list.first_move_advantage.unwrap();
     assert_close(advantage.elo, 66.99643491750548, 1e-8);
     assert!(advantage.std_error > 0.0);
-    assert_close(
-        advantage.hi - advantage.elo,
-        Z95 * advantage.std_error,
-        1e-9,
-    );
+    assert_close(advantage.hi - advantage.elo, Z95 * advantage.std_error, 1e-9);
 }
 
 #[test]
@@ -671,10 +572,7 @@ fn random_round_robins_meet_the_likelihood_equations() {
     }
     let list = fit_ratings(&players, &results, 0, 0.0);
     assert!(list.converged);
-    assert_eq!(
-        list.virtual_draws, 0,
-        "this seed's table has a finite maximum"
-    );
+    assert_eq!(list.virtual_draws, 0, "this seed's table has a finite maximum");
     let elo: Vec<f64> = players.iter().map(|p| elo_of(&list, p)).collect();
     let mut residual = vec![0.0; n];
     for r in &results {
@@ -688,10 +586,7 @@ fn random_round_robins_meet_the_likelihood_equations() {
     }
     // The strongest and weakest come out in the right order, with finite intervals.
     assert!(elo[n - 1] > elo[0]);
-    assert!(list
-        .entries
-        .iter()
-        .all(|r| r.lo.is_finite() && r.hi.is_finite()));
+    assert!(list.entries.iter().all(|r| r.lo.is_finite() && r.hi.is_finite()));
 
     // Far apart (600 Elo a step): mostly perfect scores, hence virtual draws; still finite,
     // converged and in order.
@@ -716,8 +611,5 @@ fn random_round_robins_meet_the_likelihood_equations() {
     let order: Vec<&str> = list.entries.iter().map(|r| r.name.as_str()).collect();
     let expected: Vec<String> = (0..n).rev().map(|k| format!("P{k}")).collect();
     assert_eq!(order, expected);
-    assert!(list
-        .entries
-        .iter()
-        .all(|r| r.elo.is_finite() && r.lo.is_finite() && r.hi.is_finite()));
+    assert!(list.entries.iter().all(|r| r.elo.is_finite() && r.lo.is_finite() && r.hi.is_finite()));
 }

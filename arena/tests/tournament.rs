@@ -200,7 +200,10 @@ fn misbehaving_engines_lose_their_games_and_the_tournament_finishes() {
         };
         assert_eq!(h.end.ending, expected, "{bad}");
         let incident = h.incident.as_deref().unwrap_or_default();
-        assert!(incident.contains(bad.as_str()) && (incident.contains(" b ") || incident.contains(" w ")), "the incident names the engine and the position: {incident}");
+        assert!(
+            incident.contains(bad.as_str()) && (incident.contains(" b ") || incident.contains(" w ")),
+            "the incident names the engine and the position: {incident}"
+        );
     }
     // Both games of each bad engine were played: it was restarted after each failure.
     for name in ["illegal", "crash", "hang"] {

@@ -75,11 +75,7 @@ fn scripted_engine_plays_its_moves_then_resigns() {
     assert_eq!(e.id_author(), Some("arena tests"));
     assert_eq!(e.options(), ["Foo".to_string(), "Debug Log File".to_string()]);
     // Both options reached the engine, the undeclared one too.
-    assert!(
-        e.last_output().contains(&"< info string options Foo=3 Undeclared=x y".to_string()),
-        "{:?}",
-        e.last_output()
-    );
+    assert!(e.last_output().contains(&"< info string options Foo=3 Undeclared=x y".to_string()), "{:?}", e.last_output());
     e.new_game().unwrap();
 
     e.go("position startpos", "go btime 1000 wtime 1000 byoyomi 100").unwrap();
@@ -192,10 +188,7 @@ fn hung_engine_times_out_and_is_killed() {
         other => panic!("expected a timeout, got {other}"),
     }
     let text = err.to_string();
-    assert!(
-        text.contains("hang") && text.contains("bestmove") && text.contains("< info depth 1 score cp 3 pv 7g7f"),
-        "{text}"
-    );
+    assert!(text.contains("hang") && text.contains("bestmove") && text.contains("< info depth 1 score cp 3 pv 7g7f"), "{text}");
     // It ignores stop too.
     e.stop();
     assert!(e.wait(deadline(200)).unwrap_err().is_timeout());
@@ -486,13 +479,8 @@ fn gpsshogi_plays_shogi_against_fairy_stockfish() {
     let mut pos = shogi_start();
     let mut moves: Vec<String> = Vec::new();
     for ply in 0..6 {
-        let position = if moves.is_empty() {
-            "position startpos".to_string()
-        } else {
-            format!("position startpos moves {}", moves.join(" "))
-        };
-        let (engine, go) =
-            if ply % 2 == 0 { (&mut gps, "go btime 0 wtime 0 byoyomi 1000") } else { (&mut fs, "go nodes 2000") };
+        let position = if moves.is_empty() { "position startpos".to_string() } else { format!("position startpos moves {}", moves.join(" ")) };
+        let (engine, go) = if ply % 2 == 0 { (&mut gps, "go btime 0 wtime 0 byoyomi 1000") } else { (&mut fs, "go nodes 2000") };
         engine.go(&position, go).unwrap();
         let r = engine.wait(deadline(5000)).unwrap();
         let text = mv(&r).to_string();

@@ -277,7 +277,10 @@ impl StudyConfig {
             let (a, b) = parse_pair(c)?;
             for s in [a, b] {
                 if !starts.iter().any(|x| x.name == s) {
-                    return bad(format!("compare '{c}': '{s}' is not one of the study's starts ({})", starts.iter().map(|x| x.name.as_str()).collect::<Vec<_>>().join(", ")));
+                    return bad(format!(
+                        "compare '{c}': '{s}' is not one of the study's starts ({})",
+                        starts.iter().map(|x| x.name.as_str()).collect::<Vec<_>>().join(", ")
+                    ));
                 }
             }
         }

@@ -22,7 +22,12 @@ pub struct NetView {
 }
 
 /// The view of every checkpoint tier at every start: tier name → start name → view.
-pub fn tier_views(tiers: &[Tier], starts: &[Start], variant: &'static Variant, max_plies: Option<u32>) -> Result<BTreeMap<String, BTreeMap<String, NetView>>, BalanceError> {
+pub fn tier_views(
+    tiers: &[Tier],
+    starts: &[Start],
+    variant: &'static Variant,
+    max_plies: Option<u32>,
+) -> Result<BTreeMap<String, BTreeMap<String, NetView>>, BalanceError> {
     let mut out = BTreeMap::new();
     for t in tiers {
         let Some(dir) = t.checkpoint() else { continue };

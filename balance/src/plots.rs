@@ -43,7 +43,12 @@ pub fn write_plots(dir: &Path, rep: &StudyReport, generation_of_tier: &BTreeMap<
         .cells
         .iter()
         .filter(|c| c.stats.games > 0)
-        .map(|c| Interval { label: format!("{} · {} (n={})", c.tier, c.start, c.stats.games), value: c.stats.score, lo: c.stats.score_lo.max(0.0), hi: c.stats.score_hi.min(1.0) })
+        .map(|c| Interval {
+            label: format!("{} · {} (n={})", c.tier, c.start, c.stats.games),
+            value: c.stats.score,
+            lo: c.stats.score_lo.max(0.0),
+            hi: c.stats.score_hi.min(1.0),
+        })
         .collect();
     let title = if rep.opening_plies > 0 {
         format!("Black's score per tier and start, 95% intervals ({} random plies first)", rep.opening_plies)
@@ -84,7 +89,8 @@ pub fn write_plots(dir: &Path, rep: &StudyReport, generation_of_tier: &BTreeMap<
                 by_start.entry(v.name.clone()).or_default().push((g.generation as f64, v.value as f64));
             }
         }
-        let series: Vec<Series> = order.iter().enumerate().map(|(i, name)| Series { name, points: by_start[name].clone(), color: PALETTE[i % PALETTE.len()] }).collect();
+        let series: Vec<Series> =
+            order.iter().enumerate().map(|(i, name)| Series { name, points: by_start[name].clone(), color: PALETTE[i % PALETTE.len()] }).collect();
         let path = plots.join("start-values.svg");
         line_chart(&path, "The network's value of each start for Black", "generation", "P(Black wins) − P(White wins)", &series).map_err(plot_err(&path))?;
     }

@@ -85,11 +85,15 @@ impl Registry {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io_err(&path)(e)),
         };
-        let r: Registry = toml::from_str(&text).map_err(|e| BalanceError::File { path: path.display().to_string(), problem: e.to_string().trim_end().to_string() })?;
+        let r: Registry =
+            toml::from_str(&text).map_err(|e| BalanceError::File { path: path.display().to_string(), problem: e.to_string().trim_end().to_string() })?;
         let mut seen = std::collections::HashSet::new();
         for c in &r.cells {
             if !seen.insert(c.index) || !r.tiers.iter().any(|t| t.name == c.tier) || !r.starts.iter().any(|s| s.name == c.start) {
-                return Err(BalanceError::File { path: path.display().to_string(), problem: format!("cell {} ({} / {}) is repeated or names an unknown tier or start", c.index, c.tier, c.start) });
+                return Err(BalanceError::File {
+                    path: path.display().to_string(),
+                    problem: format!("cell {} ({} / {}) is repeated or names an unknown tier or start", c.index, c.tier, c.start),
+                });
             }
         }
         Ok(Some(r))
@@ -127,7 +131,9 @@ impl Registry {
         }
         for s in starts {
             match r.starts.iter_mut().find(|x| x.name == s.name) {
-                Some(x) if x.sfen != s.sfen && played.starts.contains(&s.name) => return Err(refuse(format!("start '{}' was {}, now {}", s.name, x.sfen, s.sfen))),
+                Some(x) if x.sfen != s.sfen && played.starts.contains(&s.name) => {
+                    return Err(refuse(format!("start '{}' was {}, now {}", s.name, x.sfen, s.sfen)))
+                }
                 Some(x) => x.sfen = s.sfen.clone(),
                 None => r.starts.push(SavedStart { name: s.name.clone(), sfen: s.sfen.clone() }),
             }
@@ -164,7 +170,8 @@ impl Registry {
     pub fn save(&self, dir: &Path) -> Result<(), BalanceError> {
         let path = dir.join("study.toml");
         let text = toml::to_string(self).map_err(|e| BalanceError::File { path: path.display().to_string(), problem: e.to_string() })?;
-        let text = format!("# The identity of this balance study (written by `copper balance`; do not edit).\n# Job id = cell index * 1000000 + game index.\n{text}");
+        let text =
+            format!("# The identity of this balance study (written by `copper balance`; do not edit).\n# Job id = cell index * 1000000 + game index.\n{text}");
         records::write_atomic(&path, text.as_bytes()).map_err(io_err(&path))
     }
 }

@@ -17,7 +17,8 @@ use std::path::Path;
 
 /// How games end, in the order the CSV lists them (`arena::GameEnd::name`); anything
 /// else is counted as `other`.
-pub const ENDINGS: [&str; 9] = ["checkmate", "flag", "repetition", "perpetual-check", "declaration", "max-plies", "pawn-drop-mate", "resignation", "no-legal-moves"];
+pub const ENDINGS: [&str; 9] =
+    ["checkmate", "flag", "repetition", "perpetual-check", "declaration", "max-plies", "pawn-drop-mate", "resignation", "no-legal-moves"];
 
 /// One cell: a tier against itself from a start.
 #[derive(Clone, Debug, Serialize)]

@@ -8,10 +8,10 @@ use crate::registry::{Registry, CELL_STRIDE};
 use crate::report::black_score;
 use crate::results;
 use crate::stats::{BlackTally, CONFIDENCE};
-use arena::stats::z_for_confidence;
 use arena::openings::{Opening, Openings};
 use arena::runner::{run_jobs, Adjudication, Job, JobResult, RunSettings};
 use arena::spec::PlayerFactory;
+use arena::stats::z_for_confidence;
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::seq::IndexedRandom;
 use rand::SeedableRng;
@@ -141,7 +141,11 @@ pub fn play(
     let running = Mutex::new(running);
     let pb = if opts.show_progress {
         let pb = ProgressBar::new(total);
-        pb.set_style(ProgressStyle::with_template("{prefix:>8} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta} {msg}").expect("a valid template").progress_chars("=> "));
+        pb.set_style(
+            ProgressStyle::with_template("{prefix:>8} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta} {msg}")
+                .expect("a valid template")
+                .progress_chars("=> "),
+        );
         pb.set_prefix("balance");
         pb
     } else {

@@ -50,7 +50,13 @@ fn unknown_selfplay_starts_are_refused_at_load() {
     let path = tmp.path().join("bad.toml");
     std::fs::write(&path, text.replace("\nstarts = []", "\nstarts = [\"seed\", \"nowhere\"]")).unwrap();
     let e = format!("{:#}", pipeline::RunConfig::load(&path).unwrap_err());
-    assert!(e.contains("bad.toml") && e.contains("selfplay.starts") && e.contains("'nowhere'") && e.contains("seed, no-copper, both-in-hand, both-in-pocket, swapped"), "{e}");
+    assert!(
+        e.contains("bad.toml")
+            && e.contains("selfplay.starts")
+            && e.contains("'nowhere'")
+            && e.contains("seed, no-copper, both-in-hand, both-in-pocket, swapped"),
+        "{e}"
+    );
     std::fs::write(&path, text.replace("\nstarts = []", "\nstarts = [\"seed\", \"swapped\"]")).unwrap();
     assert!(pipeline::RunConfig::load(&path).is_ok());
 }

@@ -24,9 +24,7 @@ struct VariantArgs {
 }
 
 fn parse_option(s: &str) -> Result<(String, String), String> {
-    s.split_once('=')
-        .map(|(a, b)| (a.trim().to_string(), b.trim().to_string()))
-        .ok_or_else(|| format!("option '{s}' must be NAME=CHOICE"))
+    s.split_once('=').map(|(a, b)| (a.trim().to_string(), b.trim().to_string())).ok_or_else(|| format!("option '{s}' must be NAME=CHOICE"))
 }
 
 impl VariantArgs {

@@ -83,8 +83,7 @@ impl ActionSpace {
         }
         let drop_base = displacements.len() + promo_displacements.len();
         let pocket_drop_base = drop_base + variant.hand_kinds.len();
-        let pocket_kinds: Vec<PieceKind> =
-            if variant.pockets { variant.kinds().filter(|&k| !variant.kind(k).royal).collect() } else { Vec::new() };
+        let pocket_kinds: Vec<PieceKind> = if variant.pockets { variant.kinds().filter(|&k| !variant.kind(k).royal).collect() } else { Vec::new() };
         let mut pocket_slot = vec![None; variant.num_kinds()];
         for (i, k) in pocket_kinds.iter().enumerate() {
             pocket_slot[k.index()] = Some(i as u16);

@@ -56,12 +56,7 @@ pub struct ConfigError(pub String);
 
 impl NetConfig {
     /// A config with the default CPU tower (6 blocks x 64 channels) for the given encoding.
-    pub fn new(
-        input_planes: usize,
-        board_height: usize,
-        board_width: usize,
-        policy_planes: usize,
-    ) -> Self {
+    pub fn new(input_planes: usize, board_height: usize, board_width: usize, policy_planes: usize) -> Self {
         Self {
             input_planes,
             board_height,

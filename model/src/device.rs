@@ -55,18 +55,11 @@ pub fn gpu_train_device() -> Device {
 ///
 /// Setting the environment variable `RAYON_NUM_THREADS` has the same effect.
 pub fn init_cpu_threads(threads: usize) -> bool {
-    let ok = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build_global()
-        .is_ok();
+    let ok = rayon::ThreadPoolBuilder::new().num_threads(threads).build_global().is_ok();
     if ok {
         tracing::debug!(threads, "rayon global pool sized");
     } else {
-        tracing::warn!(
-            threads,
-            actual = rayon::current_num_threads(),
-            "rayon global pool already built; thread count unchanged"
-        );
+        tracing::warn!(threads, actual = rayon::current_num_threads(), "rayon global pool already built; thread count unchanged");
     }
     ok
 }

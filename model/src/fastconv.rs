@@ -49,10 +49,7 @@ pub trait Conv3x3Ops: Backend {
 /// padding 1 elsewhere. `x [B, C, H, W]`, `weight [O, C, 3, 3]` -> `[B, O, H, W]`.
 pub fn conv3x3(x: Tensor<4>, weight: Tensor<4>) -> Tensor<4> {
     if is_flex(&x.device()) {
-        Tensor::from_dispatch(<Dispatch as Conv3x3Ops>::conv3x3(
-            x.into_dispatch(),
-            weight.into_dispatch(),
-        ))
+        Tensor::from_dispatch(<Dispatch as Conv3x3Ops>::conv3x3(x.into_dispatch(), weight.into_dispatch()))
     } else {
         burn::tensor::module::conv2d(x, weight, None, same_padding())
     }
@@ -70,9 +67,7 @@ fn same_padding() -> ConvOptions<2> {
 
 /// Images per parallel task.
 fn group_size(batch: usize) -> usize {
-    batch
-        .div_ceil(rayon::current_num_threads().max(1))
-        .clamp(1, 4)
+    batch.div_ceil(rayon::current_num_threads().max(1)).clamp(1, 4)
 }
 
 /// `[n, c, s]` (NCHW, one group of images) -> `[n * s, c]` rows.
@@ -118,33 +113,16 @@ fn weight_matrix(w: &[f32], o: usize, c: usize) -> Vec<f32> {
 fn f32_data(t: &FlexTensor) -> std::borrow::Cow<'_, [f32]> {
     match t.as_slice::<f32>() {
         Some(s) => std::borrow::Cow::Borrowed(s),
-        None => std::borrow::Cow::Owned(
-            t.to_contiguous()
-                .as_slice::<f32>()
-                .expect("contiguous")
-                .to_vec(),
-        ),
+        None => std::borrow::Cow::Owned(t.to_contiguous().as_slice::<f32>().expect("contiguous").to_vec()),
     }
 }
 
 fn flex_f32(values: Vec<f32>, shape: Vec<usize>) -> FlexTensor {
-    FlexTensor::new(
-        Bytes::from_elems(values),
-        Layout::contiguous(Shape::from(shape)),
-        DType::F32,
-    )
+    FlexTensor::new(Bytes::from_elems(values), Layout::contiguous(Shape::from(shape)), DType::F32)
 }
 
 /// Forward kernel on NCHW buffers: `x [b, c, h*w]`, weight matrix `[9c, o]`.
-fn conv3x3_nchw(
-    x: &[f32],
-    wm: &[f32],
-    b: usize,
-    c: usize,
-    o: usize,
-    h: usize,
-    w: usize,
-) -> Vec<f32> {
+fn conv3x3_nchw(x: &[f32], wm: &[f32], b: usize, c: usize, o: usize, h: usize, w: usize) -> Vec<f32> {
     let s = h * w;
     let mut out = vec![0.0; b * o * s];
     let g = group_size(b);
@@ -152,13 +130,7 @@ fn conv3x3_nchw(
     if b < 2 * threads {
         // Few images: the Winograd filter transform would not pay off and whole-image groups
         // would leave threads idle; im2col with the rows split across threads instead.
-        let weights = ConvWeights {
-            c_in: c,
-            c_out: o,
-            kernel: 3,
-            weight: wm,
-            bias: None,
-        };
+        let weights = ConvWeights { c_in: c, c_out: o, kernel: 3, weight: wm, bias: None };
         let mut rows_in = vec![0.0; b * s * c];
         to_rows(x, c, s, &mut rows_in);
         let mut rows_out = vec![0.0; b * s * o];
@@ -167,32 +139,22 @@ fn conv3x3_nchw(
         return out;
     }
     let conv = WinogradConv::new(c, o, wm, &vec![0.0; o]);
-    x.par_chunks(g * c * s)
-        .zip(out.par_chunks_mut(g * o * s))
-        .for_each_init(
-            || (Vec::new(), Vec::new(), WinogradScratch::default()),
-            |(rows_in, rows_out, scratch), (xg, og)| {
-                let n = xg.len() / (c * s);
-                let rows_in = sized(rows_in, n * s * c);
-                to_rows(xg, c, s, rows_in);
-                let rows_out = sized(rows_out, n * s * o);
-                conv3x3_winograd(&conv, rows_in, n, h, w, rows_out, None, false, scratch);
-                from_rows(rows_out, o, s, og);
-            },
-        );
+    x.par_chunks(g * c * s).zip(out.par_chunks_mut(g * o * s)).for_each_init(
+        || (Vec::new(), Vec::new(), WinogradScratch::default()),
+        |(rows_in, rows_out, scratch), (xg, og)| {
+            let n = xg.len() / (c * s);
+            let rows_in = sized(rows_in, n * s * c);
+            to_rows(xg, c, s, rows_in);
+            let rows_out = sized(rows_out, n * s * o);
+            conv3x3_winograd(&conv, rows_in, n, h, w, rows_out, None, false, scratch);
+            from_rows(rows_out, o, s, og);
+        },
+    );
     out
 }
 
 /// Weight-gradient kernel: `x [b, c, s]`, `dy [b, o, s]` -> `dW` matrix `[9c, o]`.
-fn weight_grad_nchw(
-    x: &[f32],
-    dy: &[f32],
-    b: usize,
-    c: usize,
-    o: usize,
-    h: usize,
-    w: usize,
-) -> Vec<f32> {
+fn weight_grad_nchw(x: &[f32], dy: &[f32], b: usize, c: usize, o: usize, h: usize, w: usize) -> Vec<f32> {
     let s = h * w;
     let g = group_size(b);
     let k = 9 * c;
@@ -268,10 +230,7 @@ impl Conv3x3Ops for Flex {
         }
         let [b, c, h, w] = dims4(&x);
         let [o, c2, kh, kw] = dims4(&weight);
-        assert!(
-            c == c2 && kh == 3 && kw == 3,
-            "conv3x3: weight must be [O, C, 3, 3]"
-        );
+        assert!(c == c2 && kh == 3 && kw == 3, "conv3x3: weight must be [O, C, 3, 3]");
         let wm = weight_matrix(&f32_data(&weight), o, c);
         let out = conv3x3_nchw(&f32_data(&x), &wm, b, c, o, h, w);
         flex_f32(out, vec![b, o, h, w])
@@ -280,18 +239,10 @@ impl Conv3x3Ops for Flex {
     fn conv3x3_weight_grad(x: FlexTensor, grad_out: FlexTensor) -> FlexTensor {
         let [b, c, h, w] = dims4(&x);
         let [b2, o, h2, w2] = dims4(&grad_out);
-        assert!(
-            b == b2 && h == h2 && w == w2,
-            "conv3x3_weight_grad: shape mismatch"
-        );
+        assert!(b == b2 && h == h2 && w == w2, "conv3x3_weight_grad: shape mismatch");
         if x.dtype() != DType::F32 || grad_out.dtype() != DType::F32 {
             let weight = FlexTensor::zeros(Shape::from(vec![o, c, 3, 3]), x.dtype());
-            return <Flex as ModuleOps<Flex>>::conv2d_weight_backward(
-                x,
-                weight,
-                grad_out,
-                same_padding(),
-            );
+            return <Flex as ModuleOps<Flex>>::conv2d_weight_backward(x, weight, grad_out, same_padding());
         }
         let dwm = weight_grad_nchw(&f32_data(&x), &f32_data(&grad_out), b, c, o, h, w);
         // [9C, O] (row tap * C + c) -> [O, C, 3, 3], written sequentially.
@@ -318,12 +269,7 @@ impl<B: Backend + Conv3x3Ops, C: CheckpointStrategy> Conv3x3Ops for Autodiff<B, 
         impl<B: Backend + Conv3x3Ops> Backward<B, 2> for Conv3x3Backward {
             type State = (NodeId, NodeId);
 
-            fn backward(
-                self,
-                ops: Ops<Self::State, 2>,
-                grads: &mut Gradients,
-                checkpointer: &mut Checkpointer,
-            ) {
+            fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
                 let [node_x, node_w] = ops.parents;
                 let grad = grads.consume::<B>(&ops.node);
                 let (x_state, w_state) = ops.state;
@@ -340,22 +286,13 @@ impl<B: Backend + Conv3x3Ops, C: CheckpointStrategy> Conv3x3Ops for Autodiff<B, 
             }
         }
 
-        match Conv3x3Backward
-            .prepare::<C>([x.node(), weight.node()])
-            .compute_bound()
-            .stateful()
-        {
+        match Conv3x3Backward.prepare::<C>([x.node(), weight.node()]).compute_bound().stateful() {
             OpsKind::Tracked(mut prep) => {
                 let x_state = prep.checkpoint(&x);
                 let w_state = prep.checkpoint(&weight);
-                prep.finish(
-                    (x_state, w_state),
-                    B::conv3x3(x.into_primitive(), weight.into_primitive()),
-                )
+                prep.finish((x_state, w_state), B::conv3x3(x.into_primitive(), weight.into_primitive()))
             }
-            OpsKind::UnTracked(prep) => {
-                prep.finish(B::conv3x3(x.into_primitive(), weight.into_primitive()))
-            }
+            OpsKind::UnTracked(prep) => prep.finish(B::conv3x3(x.into_primitive(), weight.into_primitive())),
         }
     }
 
@@ -370,12 +307,7 @@ impl<B: Backend + Conv3x3Ops, C: CheckpointStrategy> Conv3x3Ops for Autodiff<B, 
             fn backward(self, _: Ops<(), 0>, _: &mut Gradients, _: &mut Checkpointer) {}
         }
 
-        Leaf.prepare::<C>([])
-            .compute_bound()
-            .stateless(B::conv3x3_weight_grad(
-                x.into_primitive(),
-                grad_out.into_primitive(),
-            ))
+        Leaf.prepare::<C>([]).compute_bound().stateless(B::conv3x3_weight_grad(x.into_primitive(), grad_out.into_primitive()))
     }
 }
 
@@ -401,25 +333,16 @@ mod tests {
         // 1 image: row-split im2col path.
         let x1 = random([1, 5, 4, 6], &d);
         let w1 = random([3, 5, 3, 3], &d);
-        let diff = max_abs_diff(
-            &to_vec(conv3x3(x1.clone(), w1.clone())),
-            &to_vec(reference(x1, w1)),
-        );
+        let diff = max_abs_diff(&to_vec(conv3x3(x1.clone(), w1.clone())), &to_vec(reference(x1, w1)));
         assert!(diff < 1e-4, "{diff}");
         // 7 images: Winograd on uneven groups; non-square board.
         let x = random([7, 5, 4, 6], &d);
         let w = random([3, 5, 3, 3], &d);
-        let diff = max_abs_diff(
-            &to_vec(conv3x3(x.clone(), w.clone())),
-            &to_vec(reference(x.clone(), w.clone())),
-        );
+        let diff = max_abs_diff(&to_vec(conv3x3(x.clone(), w.clone())), &to_vec(reference(x.clone(), w.clone())));
         assert!(diff < 1e-4, "{diff}");
         // Non-contiguous input (a permuted view).
         let xt = random([7, 4, 5, 6], &d).swap_dims(1, 2);
-        let diff = max_abs_diff(
-            &to_vec(conv3x3(xt.clone(), w.clone())),
-            &to_vec(reference(xt, w)),
-        );
+        let diff = max_abs_diff(&to_vec(conv3x3(xt.clone(), w.clone())), &to_vec(reference(xt, w)));
         assert!(diff < 1e-4, "{diff}");
     }
 
@@ -433,14 +356,8 @@ mod tests {
         let g_fast = (conv3x3(x.clone(), w.clone()) * r.clone()).sum().backward();
         let g_ref = (reference(x.clone(), w.clone()) * r).sum().backward();
 
-        let dx = max_abs_diff(
-            &to_vec(x.grad(&g_fast).unwrap()),
-            &to_vec(x.grad(&g_ref).unwrap()),
-        );
-        let dw = max_abs_diff(
-            &to_vec(w.grad(&g_fast).unwrap()),
-            &to_vec(w.grad(&g_ref).unwrap()),
-        );
+        let dx = max_abs_diff(&to_vec(x.grad(&g_fast).unwrap()), &to_vec(x.grad(&g_ref).unwrap()));
+        let dw = max_abs_diff(&to_vec(w.grad(&g_fast).unwrap()), &to_vec(w.grad(&g_ref).unwrap()));
         assert!(dx < 1e-3 && dw < 1e-3, "dx {dx}, dw {dw}");
     }
 }

@@ -82,20 +82,10 @@ fn conv_to_nhwc(conv: &Conv2d, scale: Option<&[f32]>) -> FoldedConv {
         }
     }
     let bias = match &conv.bias {
-        Some(b) => to_vec(b.val())
-            .iter()
-            .enumerate()
-            .map(|(o, b)| scale.map_or(1.0, |s| s[o]) * b)
-            .collect(),
+        Some(b) => to_vec(b.val()).iter().enumerate().map(|(o, b)| scale.map_or(1.0, |s| s[o]) * b).collect(),
         None => vec![0.0; c_out],
     };
-    FoldedConv {
-        c_in,
-        c_out,
-        kernel: kh,
-        weight,
-        bias,
-    }
+    FoldedConv { c_in, c_out, kernel: kh, weight, bias }
 }
 
 /// Per-channel `(scale, shift)` of an eval-mode batch norm.
@@ -105,17 +95,8 @@ fn bn_affine(bn: &BatchNorm) -> (Vec<f32>, Vec<f32>) {
     let mean = to_vec(bn.running_mean.value());
     let var = to_vec(bn.running_var.value());
     let eps = bn.epsilon;
-    let scale: Vec<f32> = gamma
-        .iter()
-        .zip(&var)
-        .map(|(g, v)| (f64::from(*g) / (f64::from(*v) + eps).sqrt()) as f32)
-        .collect();
-    let shift = beta
-        .iter()
-        .zip(&mean)
-        .zip(&scale)
-        .map(|((b, m), s)| b - m * s)
-        .collect();
+    let scale: Vec<f32> = gamma.iter().zip(&var).map(|(g, v)| (f64::from(*g) / (f64::from(*v) + eps).sqrt()) as f32).collect();
+    let shift = beta.iter().zip(&mean).zip(&scale).map(|((b, m), s)| b - m * s).collect();
     (scale, shift)
 }
 
@@ -130,15 +111,7 @@ fn fold_conv_bn(cb: &ConvBn) -> FoldedConv {
 
 fn dense(linear: &Linear) -> FoldedDense {
     let [d_in, d_out] = linear.weight.val().dims();
-    FoldedDense {
-        d_in,
-        d_out,
-        weight: to_vec(linear.weight.val()),
-        bias: linear
-            .bias
-            .as_ref()
-            .map_or_else(|| vec![0.0; d_out], |b| to_vec(b.val())),
-    }
+    FoldedDense { d_in, d_out, weight: to_vec(linear.weight.val()), bias: linear.bias.as_ref().map_or_else(|| vec![0.0; d_out], |b| to_vec(b.val())) }
 }
 
 impl FoldedNet {
@@ -147,11 +120,7 @@ impl FoldedNet {
     pub fn from_net(net: &Net) -> Self {
         let net = net.valid();
         let config = net.config().clone();
-        let blocks = net
-            .blocks
-            .iter()
-            .map(|b| [fold_conv_bn(&b.a), fold_conv_bn(&b.b)])
-            .collect();
+        let blocks = net.blocks.iter().map(|b| [fold_conv_bn(&b.a), fold_conv_bn(&b.b)]).collect();
 
         // fc1 consumes the value-conv output flattened channels-first (c * S + s);
         // the CPU engine flattens channels-last (s * Cv + c): permute its input rows.

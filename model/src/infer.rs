@@ -53,10 +53,7 @@ struct WinogradTower {
 impl WinogradTower {
     fn new(net: &FoldedNet) -> Self {
         let w = |c: &FoldedConv| WinogradConv::new(c.c_in, c.c_out, &c.weight, &c.bias);
-        Self {
-            stem: w(&net.stem),
-            blocks: net.blocks.iter().map(|[a, b]| [w(a), w(b)]).collect(),
-        }
+        Self { stem: w(&net.stem), blocks: net.blocks.iter().map(|[a, b]| [w(a), w(b)]).collect() }
     }
 }
 
@@ -78,13 +75,7 @@ thread_local! {
 
 impl FoldedConv {
     fn view(&self) -> ConvWeights<'_> {
-        ConvWeights {
-            c_in: self.c_in,
-            c_out: self.c_out,
-            kernel: self.kernel,
-            weight: &self.weight,
-            bias: Some(&self.bias),
-        }
+        ConvWeights { c_in: self.c_in, c_out: self.c_out, kernel: self.kernel, weight: &self.weight, bias: Some(&self.bias) }
     }
 }
 
@@ -92,17 +83,7 @@ fn dense_rows(layer: &FoldedDense, input: &[f32], rows: usize, out: &mut [f32], 
     for dst in out.chunks_exact_mut(layer.d_out) {
         dst.copy_from_slice(&layer.bias);
     }
-    matmul_acc(
-        rows,
-        layer.d_out,
-        layer.d_in,
-        out,
-        layer.d_out,
-        input,
-        layer.d_in,
-        &layer.weight,
-        layer.d_out,
-    );
+    matmul_acc(rows, layer.d_out, layer.d_in, out, layer.d_out, input, layer.d_in, &layer.weight, layer.d_out);
     if relu {
         relu_in_place(out);
     }
@@ -111,10 +92,7 @@ fn dense_rows(layer: &FoldedDense, input: &[f32], rows: usize, out: &mut [f32], 
 impl InferenceNet {
     /// Wraps already folded weights (Winograd on, see [`with_winograd`](Self::with_winograd)).
     pub fn new(net: FoldedNet) -> Self {
-        Self {
-            winograd: Some(WinogradTower::new(&net)),
-            net,
-        }
+        Self { winograd: Some(WinogradTower::new(&net)), net }
     }
 
     /// Chooses how batches of at least one image per thread compute the 3x3 convolutions:
@@ -176,32 +154,22 @@ impl InferenceNet {
             return;
         }
         let group = batch.div_ceil(threads).clamp(1, MAX_GROUP);
-        input
-            .par_chunks(group * cfg.input_len())
-            .zip(policy.par_chunks_mut(group * cfg.policy_len()))
-            .zip(value.par_chunks_mut(group * 3))
-            .for_each(|((input, policy), value)| {
+        input.par_chunks(group * cfg.input_len()).zip(policy.par_chunks_mut(group * cfg.policy_len())).zip(value.par_chunks_mut(group * 3)).for_each(
+            |((input, policy), value)| {
                 let n = value.len() / 3;
                 self.forward_group(input, n, policy, value, false);
-            });
+            },
+        );
     }
 
     /// Like [`forward_into`](Self::forward_into) but entirely on the calling thread (no rayon):
     /// for callers that already run one evaluator per core (e.g. one self-play worker per
     /// thread) and must not oversubscribe the CPU.
-    pub fn forward_serial_into(
-        &self,
-        input: &[f32],
-        batch: usize,
-        policy: &mut [f32],
-        value: &mut [f32],
-    ) {
+    pub fn forward_serial_into(&self, input: &[f32], batch: usize, policy: &mut [f32], value: &mut [f32]) {
         let cfg = &self.net.config;
         self.check_buffers(input, batch, policy, value);
-        for ((input, policy), value) in input
-            .chunks(MAX_GROUP * cfg.input_len())
-            .zip(policy.chunks_mut(MAX_GROUP * cfg.policy_len()))
-            .zip(value.chunks_mut(MAX_GROUP * 3))
+        for ((input, policy), value) in
+            input.chunks(MAX_GROUP * cfg.input_len()).zip(policy.chunks_mut(MAX_GROUP * cfg.policy_len())).zip(value.chunks_mut(MAX_GROUP * 3))
         {
             let n = value.len() / 3;
             self.forward_group(input, n, policy, value, false);
@@ -209,14 +177,7 @@ impl InferenceNet {
     }
 
     /// Whole network on `n` images.
-    fn forward_group(
-        &self,
-        input: &[f32],
-        n: usize,
-        policy: &mut [f32],
-        value: &mut [f32],
-        par: bool,
-    ) {
+    fn forward_group(&self, input: &[f32], n: usize, policy: &mut [f32], value: &mut [f32], par: bool) {
         SCRATCH.with(|scratch| {
             let mut fresh = Scratch::default();
             let mut guard = scratch.try_borrow_mut();
@@ -228,15 +189,7 @@ impl InferenceNet {
         });
     }
 
-    fn forward_group_with(
-        &self,
-        s: &mut Scratch,
-        input: &[f32],
-        n: usize,
-        policy: &mut [f32],
-        value: &mut [f32],
-        par: bool,
-    ) {
+    fn forward_group_with(&self, s: &mut Scratch, input: &[f32], n: usize, policy: &mut [f32], value: &mut [f32], par: bool) {
         let net = &self.net;
         let cfg = &net.config;
         let (h, w) = (cfg.board_height, cfg.board_width);
@@ -247,10 +200,7 @@ impl InferenceNet {
         // [n, planes, S] -> [n * S, planes]
         let planes = cfg.input_planes;
         let x_in = sized(&mut s.input, rows * planes);
-        for (img_in, img_out) in input
-            .chunks_exact(planes * squares)
-            .zip(x_in.chunks_exact_mut(planes * squares))
-        {
+        for (img_in, img_out) in input.chunks_exact(planes * squares).zip(x_in.chunks_exact_mut(planes * squares)) {
             for p in 0..planes {
                 for sq in 0..squares {
                     img_out[sq * planes + p] = img_in[p * squares + sq];
@@ -271,66 +221,19 @@ impl InferenceNet {
                 let input = &s.input[..rows * planes];
                 conv3x3_winograd(&wt.stem, input, n, h, w, &mut x[..rows * c], None, true, ws);
                 for [a, b] in &wt.blocks {
-                    conv3x3_winograd(
-                        a,
-                        &x[..rows * c],
-                        n,
-                        h,
-                        w,
-                        &mut t[..rows * c],
-                        None,
-                        true,
-                        ws,
-                    );
+                    conv3x3_winograd(a, &x[..rows * c], n, h, w, &mut t[..rows * c], None, true, ws);
                     let res = Some(&x[..rows * c]);
-                    conv3x3_winograd(
-                        b,
-                        &t[..rows * c],
-                        n,
-                        h,
-                        w,
-                        &mut y[..rows * c],
-                        res,
-                        true,
-                        ws,
-                    );
+                    conv3x3_winograd(b, &t[..rows * c], n, h, w, &mut y[..rows * c], res, true, ws);
                     std::mem::swap(&mut x, &mut y);
                 }
             }
             _ => {
                 let input = &s.input[..rows * planes];
-                conv_all(
-                    net.stem.view(),
-                    input,
-                    h,
-                    w,
-                    &mut x[..rows * c],
-                    None,
-                    true,
-                    par,
-                );
+                conv_all(net.stem.view(), input, h, w, &mut x[..rows * c], None, true, par);
                 for [a, b] in &net.blocks {
-                    conv_all(
-                        a.view(),
-                        &x[..rows * c],
-                        h,
-                        w,
-                        &mut t[..rows * c],
-                        None,
-                        true,
-                        par,
-                    );
+                    conv_all(a.view(), &x[..rows * c], h, w, &mut t[..rows * c], None, true, par);
                     let res = Some(&x[..rows * c]);
-                    conv_all(
-                        b.view(),
-                        &t[..rows * c],
-                        h,
-                        w,
-                        &mut y[..rows * c],
-                        res,
-                        true,
-                        par,
-                    );
+                    conv_all(b.view(), &t[..rows * c], h, w, &mut y[..rows * c], res, true, par);
                     std::mem::swap(&mut x, &mut y);
                 }
             }
@@ -353,10 +256,7 @@ impl InferenceNet {
             po.c_in,
             planes_out
         );
-        for (img, dst) in ph
-            .chunks_exact(squares * po.c_in)
-            .zip(policy.chunks_exact_mut(planes_out * squares))
-        {
+        for (img, dst) in ph.chunks_exact(squares * po.c_in).zip(policy.chunks_exact_mut(planes_out * squares)) {
             for (p, row) in dst.chunks_exact_mut(squares).enumerate() {
                 row.fill(po.bias[p]);
             }
@@ -450,10 +350,7 @@ mod tests {
             let got = folded.forward(&data.input, batch);
             let dp = max_abs_diff(&want_p, &got.policy);
             let dv = max_abs_diff(&want_v, &got.value);
-            assert!(
-                dp < 1e-4 && dv < 1e-4,
-                "batch {batch}: policy {dp}, value {dv}"
-            );
+            assert!(dp < 1e-4 && dv < 1e-4, "batch {batch}: policy {dp}, value {dv}");
 
             let mut p = vec![0.0; got.policy.len()];
             let mut v = vec![0.0; got.value.len()];

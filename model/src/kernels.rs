@@ -59,17 +59,7 @@ pub(crate) fn sized(buf: &mut Vec<f32>, len: usize) -> &mut [f32] {
 /// # Safety
 /// Slices must cover the strided extents (checked by the callers' `debug_assert`s).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn matmul_acc(
-    m: usize,
-    n: usize,
-    k: usize,
-    dst: &mut [f32],
-    dst_rs: usize,
-    lhs: &[f32],
-    lhs_rs: usize,
-    rhs: &[f32],
-    rhs_rs: usize,
-) {
+pub(crate) fn matmul_acc(m: usize, n: usize, k: usize, dst: &mut [f32], dst_rs: usize, lhs: &[f32], lhs_rs: usize, rhs: &[f32], rhs_rs: usize) {
     if m == 0 || n == 0 {
         return;
     }
@@ -110,15 +100,7 @@ pub(crate) fn relu_in_place(x: &mut [f32]) {
 
 /// Copies the 3x3 neighbourhoods of output rows `row0..row0 + rows` into `cols`
 /// (`[rows, 9 * c]`), zero outside the board. `input` holds whole images `[n * h * w, c]`.
-pub(crate) fn im2col3x3(
-    input: &[f32],
-    c: usize,
-    h: usize,
-    w: usize,
-    row0: usize,
-    rows: usize,
-    cols: &mut [f32],
-) {
+pub(crate) fn im2col3x3(input: &[f32], c: usize, h: usize, w: usize, row0: usize, rows: usize, cols: &mut [f32]) {
     let squares = h * w;
     let stride = 9 * c;
     for r in 0..rows {
@@ -148,16 +130,7 @@ pub(crate) fn im2col3x3(
 /// channels-last), with bias, optional residual (`[rows, c_out]`, aligned with `out`) and
 /// optional ReLU.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn conv_rows(
-    conv: ConvWeights<'_>,
-    input: &[f32],
-    h: usize,
-    w: usize,
-    row0: usize,
-    out: &mut [f32],
-    residual: Option<&[f32]>,
-    relu: bool,
-) {
+pub(crate) fn conv_rows(conv: ConvWeights<'_>, input: &[f32], h: usize, w: usize, row0: usize, out: &mut [f32], residual: Option<&[f32]>, relu: bool) {
     let (c_in, c_out) = (conv.c_in, conv.c_out);
     let rows = out.len() / c_out;
     // Pre-fill with bias (+ residual): the product accumulates into it.
@@ -200,16 +173,7 @@ pub(crate) fn conv_rows(
 
 /// Runs `conv` over all rows of `input` into `out`, splitting rows across threads if `par`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn conv_all(
-    conv: ConvWeights<'_>,
-    input: &[f32],
-    h: usize,
-    w: usize,
-    out: &mut [f32],
-    residual: Option<&[f32]>,
-    relu: bool,
-    par: bool,
-) {
+pub(crate) fn conv_all(conv: ConvWeights<'_>, input: &[f32], h: usize, w: usize, out: &mut [f32], residual: Option<&[f32]>, relu: bool, par: bool) {
     let rows = out.len() / conv.c_out;
     if !par || rows < 2 {
         conv_rows(conv, input, h, w, 0, out, residual, relu);
@@ -217,11 +181,9 @@ pub(crate) fn conv_all(
     }
     let threads = rayon::current_num_threads().max(1);
     let chunk_rows = rows.div_ceil(threads);
-    out.par_chunks_mut(chunk_rows * conv.c_out)
-        .enumerate()
-        .for_each(|(i, chunk)| {
-            let row0 = i * chunk_rows;
-            let res = residual.map(|r| &r[row0 * conv.c_out..row0 * conv.c_out + chunk.len()]);
-            conv_rows(conv, input, h, w, row0, chunk, res, relu);
-        });
+    out.par_chunks_mut(chunk_rows * conv.c_out).enumerate().for_each(|(i, chunk)| {
+        let row0 = i * chunk_rows;
+        let res = residual.map(|r| &r[row0 * conv.c_out..row0 * conv.c_out + chunk.len()]);
+        conv_rows(conv, input, h, w, row0, chunk, res, relu);
+    });
 }

@@ -38,19 +38,9 @@ pub struct ConvBn {
 
 impl ConvBn {
     fn new(c_in: usize, c_out: usize, kernel: usize, cfg: &NetConfig, device: &Device) -> Self {
-        let padding = if kernel == 1 {
-            PaddingConfig2d::Valid
-        } else {
-            PaddingConfig2d::Explicit(kernel / 2, kernel / 2, kernel / 2, kernel / 2)
-        };
-        let conv = Conv2dConfig::new([c_in, c_out], [kernel, kernel])
-            .with_padding(padding)
-            .with_bias(false)
-            .init(device);
-        let bn = BatchNormConfig::new(c_out)
-            .with_epsilon(cfg.bn_epsilon)
-            .with_momentum(cfg.bn_momentum)
-            .init(device);
+        let padding = if kernel == 1 { PaddingConfig2d::Valid } else { PaddingConfig2d::Explicit(kernel / 2, kernel / 2, kernel / 2, kernel / 2) };
+        let conv = Conv2dConfig::new([c_in, c_out], [kernel, kernel]).with_padding(padding).with_bias(false).init(device);
+        let bn = BatchNormConfig::new(c_out).with_epsilon(cfg.bn_epsilon).with_momentum(cfg.bn_momentum).init(device);
         Self { conv, bn }
     }
 
@@ -63,11 +53,7 @@ impl ConvBn {
 
     /// `fast`: use [`crate::fastconv::conv3x3`] for 3x3 kernels; otherwise burn's conv2d.
     fn forward_with(&self, x: Tensor<4>, fast: bool) -> Tensor<4> {
-        let y = if fast && self.conv.kernel_size == [3, 3] {
-            crate::fastconv::conv3x3(x, self.conv.weight.val())
-        } else {
-            self.conv.forward(x)
-        };
+        let y = if fast && self.conv.kernel_size == [3, 3] { crate::fastconv::conv3x3(x, self.conv.weight.val()) } else { self.conv.forward(x) };
         self.bn.forward(y)
     }
 }
@@ -148,35 +134,18 @@ impl Net {
         config.validate()?;
         let c = config.channels;
         let stem = ConvBn::new(config.input_planes, c, 3, config, device);
-        let blocks = (0..config.blocks)
-            .map(|_| ResBlock {
-                a: ConvBn::new(c, c, 3, config, device),
-                b: ConvBn::new(c, c, 3, config, device),
-            })
-            .collect();
+        let blocks = (0..config.blocks).map(|_| ResBlock { a: ConvBn::new(c, c, 3, config, device), b: ConvBn::new(c, c, 3, config, device) }).collect();
         let policy = PolicyHead {
             conv: ConvBn::new(c, config.policy_head_channels, 1, config, device),
-            out: Conv2dConfig::new([config.policy_head_channels, config.policy_planes], [1, 1])
-                .with_bias(true)
-                .init(device),
+            out: Conv2dConfig::new([config.policy_head_channels, config.policy_planes], [1, 1]).with_bias(true).init(device),
         };
         let value = ValueHead {
             conv: ConvBn::new(c, config.value_head_channels, 1, config, device),
-            fc1: LinearConfig::new(
-                config.value_head_channels * config.squares(),
-                config.value_hidden,
-            )
-            .init(device),
+            fc1: LinearConfig::new(config.value_head_channels * config.squares(), config.value_hidden).init(device),
             fc2: LinearConfig::new(config.value_hidden, 3).init(device),
         };
         tracing::debug!(blocks = config.blocks, channels = c, "network initialised");
-        Ok(Self {
-            stem,
-            blocks,
-            policy,
-            value,
-            config: config.clone(),
-        })
+        Ok(Self { stem, blocks, policy, value, config: config.clone() })
     }
 
     /// The config this network was built from.
@@ -213,17 +182,10 @@ impl Net {
         let x = self.trunk_with(input, fast);
 
         let p = relu(self.policy.conv.forward(x.clone()));
-        let policy = self
-            .policy
-            .out
-            .forward(p)
-            .reshape([batch, self.config.policy_len()]);
+        let policy = self.policy.out.forward(p).reshape([batch, self.config.policy_len()]);
 
         let v = relu(self.value.conv.forward(x));
-        let v = v.reshape([
-            batch,
-            self.config.value_head_channels * self.config.squares(),
-        ]);
+        let v = v.reshape([batch, self.config.value_head_channels * self.config.squares()]);
         let v = relu(self.value.fc1.forward(v));
         let value = self.value.fc2.forward(v);
 
@@ -232,12 +194,7 @@ impl Net {
 
     /// Forward pass from a flat `f32` batch laid out as `[batch, input_planes, H, W]`.
     pub fn forward_flat(&self, input: &[f32], batch: usize, device: &Device) -> NetOutput {
-        self.forward(crate::tensor_util::input_tensor(
-            &self.config,
-            input,
-            batch,
-            device,
-        ))
+        self.forward(crate::tensor_util::input_tensor(&self.config, input, batch, device))
     }
 }
 

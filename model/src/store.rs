@@ -109,18 +109,12 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ModelIoError + '_ {
-    move |source| ModelIoError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
+    move |source| ModelIoError::Io { path: path.to_path_buf(), source }
 }
 
 /// Writes `bytes` to `path` atomically: temporary sibling, fsync, rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ModelIoError> {
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = path.with_file_name(format!(".{file_name}.{}.tmp", std::process::id()));
     let result = (|| {
         let mut file = fs::File::create(&tmp)?;
@@ -137,24 +131,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ModelIoError> {
 /// Serialises the eval-mode weights of `net` (burnpack bytes).
 pub fn weights_to_bytes(net: &Net) -> Vec<u8> {
     let record = net.valid().into_record();
-    let bytes = record
-        .into_bytes()
-        .expect("serialising an in-memory record cannot fail");
+    let bytes = record.into_bytes().expect("serialising an in-memory record cannot fail");
     bytes.to_vec()
 }
 
 /// Builds a network for `config` on `device` from burnpack `bytes` (as made by
 /// [`weights_to_bytes`]). `origin` names the source in errors.
-pub fn net_from_bytes(
-    config: &NetConfig,
-    bytes: Vec<u8>,
-    device: &Device,
-    origin: &Path,
-) -> Result<Net, ModelIoError> {
-    let weights_err = |message: String| ModelIoError::Weights {
-        path: origin.to_path_buf(),
-        message,
-    };
+pub fn net_from_bytes(config: &NetConfig, bytes: Vec<u8>, device: &Device, origin: &Path) -> Result<Net, ModelIoError> {
+    let weights_err = |message: String| ModelIoError::Weights { path: origin.to_path_buf(), message };
     let net = Net::new(config, device).map_err(|e| weights_err(e.to_string()))?;
     // The burnpack reader validates sizes and returns errors; the unwind guard is a
     // second line of defence so that no malformed file can abort the caller.
@@ -208,34 +192,13 @@ fn save(net: &Net, dir: &Path, game: Option<GameTag>) -> Result<(), ModelIoError
 pub fn read_manifest(dir: &Path) -> Result<Manifest, ModelIoError> {
     let path = dir.join(CONFIG_FILE);
     let text = fs::read(&path).map_err(io_err(&path))?;
-    let manifest: Manifest = serde_json::from_slice(&text).map_err(|e| ModelIoError::Manifest {
-        path: path.clone(),
-        message: e.to_string(),
-    })?;
+    let manifest: Manifest = serde_json::from_slice(&text).map_err(|e| ModelIoError::Manifest { path: path.clone(), message: e.to_string() })?;
     if manifest.format != FORMAT_VERSION {
-        return Err(ModelIoError::Manifest {
-            path,
-            message: format!(
-                "format {} (this build reads {FORMAT_VERSION})",
-                manifest.format
-            ),
-        });
+        return Err(ModelIoError::Manifest { path, message: format!("format {} (this build reads {FORMAT_VERSION})", manifest.format) });
     }
-    manifest
-        .config
-        .validate()
-        .map_err(|e| ModelIoError::Manifest {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
+    manifest.config.validate().map_err(|e| ModelIoError::Manifest { path: path.clone(), message: e.to_string() })?;
     if manifest.weights.contains(['/', '\\']) || manifest.weights.is_empty() {
-        return Err(ModelIoError::Manifest {
-            path,
-            message: format!(
-                "weights file name {:?} is not a plain name",
-                manifest.weights
-            ),
-        });
+        return Err(ModelIoError::Manifest { path, message: format!("weights file name {:?} is not a plain name", manifest.weights) });
     }
     Ok(manifest)
 }
@@ -249,22 +212,12 @@ pub fn load_model(dir: &Path, device: &Device) -> Result<Net, ModelIoError> {
     if bytes.len() as u64 != manifest.weights_bytes {
         return Err(ModelIoError::Weights {
             path,
-            message: format!(
-                "{} bytes, manifest says {} (truncated or replaced)",
-                bytes.len(),
-                manifest.weights_bytes
-            ),
+            message: format!("{} bytes, manifest says {} (truncated or replaced)", bytes.len(), manifest.weights_bytes),
         });
     }
     let hash = format!("{:016x}", fnv1a64(&bytes));
     if hash != manifest.weights_fnv1a64 {
-        return Err(ModelIoError::Weights {
-            path,
-            message: format!(
-                "checksum {hash} does not match manifest {}",
-                manifest.weights_fnv1a64
-            ),
-        });
+        return Err(ModelIoError::Weights { path, message: format!("checksum {hash} does not match manifest {}", manifest.weights_fnv1a64) });
     }
     let net = net_from_bytes(&manifest.config, bytes, device, &path)?;
     tracing::info!(dir = %dir.display(), "model loaded");
@@ -317,10 +270,7 @@ mod tests {
         let mut step = crate::train::TrainStep::new(Default::default(), train_device);
         train_net = step.step(train_net, &data.view()).0;
         let after = to_vec(train_net.stem.conv.weight.val());
-        assert!(
-            max_abs_diff(&before, &after) > 0.0,
-            "loaded net did not train"
-        );
+        assert!(max_abs_diff(&before, &after) > 0.0, "loaded net did not train");
 
         // Folding the loaded model works too.
         let folded = load_inference(&dir).unwrap();
@@ -350,12 +300,7 @@ mod tests {
         // garbage or cut short, so the burnpack decoder itself must reject it.
         let net = trained_tiny_net(0);
         let good = weights_to_bytes(&net);
-        let cases: Vec<Vec<u8>> = vec![
-            good[..good.len() / 2].to_vec(),
-            good[..10].to_vec(),
-            vec![0xAB; 300],
-            Vec::new(),
-        ];
+        let cases: Vec<Vec<u8>> = vec![good[..good.len() / 2].to_vec(), good[..10].to_vec(), vec![0xAB; 300], Vec::new()];
         for (i, bad) in cases.into_iter().enumerate() {
             let dir = temp_dir(&format!("corrupt{i}"));
             save_model(&net, &dir).unwrap();
@@ -363,16 +308,9 @@ mod tests {
             manifest.weights_bytes = bad.len() as u64;
             manifest.weights_fnv1a64 = format!("{:016x}", fnv1a64(&bad));
             fs::write(dir.join(WEIGHTS_FILE), &bad).unwrap();
-            fs::write(
-                dir.join(CONFIG_FILE),
-                serde_json::to_vec(&manifest).unwrap(),
-            )
-            .unwrap();
+            fs::write(dir.join(CONFIG_FILE), serde_json::to_vec(&manifest).unwrap()).unwrap();
             let err = load_model(&dir, &cpu_device()).unwrap_err();
-            assert!(
-                matches!(err, ModelIoError::Weights { .. }),
-                "case {i}: {err}"
-            );
+            assert!(matches!(err, ModelIoError::Weights { .. }), "case {i}: {err}");
             assert!(err.to_string().contains(WEIGHTS_FILE), "case {i}: {err}");
             fs::remove_dir_all(&dir).unwrap();
         }
@@ -415,11 +353,7 @@ mod tests {
         save_model(&net, &dir).unwrap();
         let mut manifest = read_manifest(&dir).unwrap();
         manifest.config = tiny_config().with_tower(2, 12);
-        fs::write(
-            dir.join(CONFIG_FILE),
-            serde_json::to_vec(&manifest).unwrap(),
-        )
-        .unwrap();
+        fs::write(dir.join(CONFIG_FILE), serde_json::to_vec(&manifest).unwrap()).unwrap();
         let err = load_model(&dir, &cpu_device()).unwrap_err();
         assert!(matches!(err, ModelIoError::Weights { .. }), "{err}");
         fs::remove_dir_all(&dir).unwrap();

@@ -27,31 +27,18 @@ pub struct OwnedBatch {
 impl OwnedBatch {
     pub fn random(cfg: &NetConfig, batch: usize, seed: u64) -> Self {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-        let input = (0..batch * cfg.input_len())
-            .map(|_| if rng.random::<f32>() < 0.3 { 1.0 } else { 0.0 })
-            .collect();
+        let input = (0..batch * cfg.input_len()).map(|_| if rng.random::<f32>() < 0.3 { 1.0 } else { 0.0 }).collect();
         let mut policy_target = vec![0.0; batch * cfg.policy_len()];
         let mut value_target = vec![0.0; batch * 3];
         for b in 0..batch {
             policy_target[b * cfg.policy_len() + rng.random_range(0..cfg.policy_len())] = 1.0;
             value_target[b * 3 + rng.random_range(0..3)] = 1.0;
         }
-        Self {
-            batch,
-            input,
-            policy_target,
-            value_target,
-        }
+        Self { batch, input, policy_target, value_target }
     }
 
     pub fn view(&self) -> TrainBatch<'_> {
-        TrainBatch {
-            batch: self.batch,
-            input: &self.input,
-            policy_target: &self.policy_target,
-            value_target: &self.value_target,
-            legal_mask: None,
-        }
+        TrainBatch { batch: self.batch, input: &self.input, policy_target: &self.policy_target, value_target: &self.value_target, legal_mask: None }
     }
 }
 
@@ -60,13 +47,7 @@ pub fn trained_tiny_net(steps: usize) -> Net {
     let cfg = tiny_config();
     let device = cpu_train_device();
     let mut net = Net::new(&cfg, &device).unwrap();
-    let mut step = TrainStep::new(
-        TrainConfig {
-            learning_rate: 1e-2,
-            ..TrainConfig::default()
-        },
-        device,
-    );
+    let mut step = TrainStep::new(TrainConfig { learning_rate: 1e-2, ..TrainConfig::default() }, device);
     for i in 0..steps {
         let batch = OwnedBatch::random(&cfg, 6, i as u64);
         net = step.step(net, &batch.view()).0;
@@ -77,8 +58,5 @@ pub fn trained_tiny_net(steps: usize) -> Net {
 /// Largest absolute difference.
 pub fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
 }

@@ -25,11 +25,7 @@ pub struct TrainConfig {
 
 impl Default for TrainConfig {
     fn default() -> Self {
-        Self {
-            learning_rate: 1e-3,
-            weight_decay: 1e-4,
-            value_weight: 1.0,
-        }
+        Self { learning_rate: 1e-3, weight_decay: 1e-4, value_weight: 1.0 }
     }
 }
 
@@ -72,32 +68,16 @@ pub struct Losses {
 }
 
 /// Cross-entropy losses. `policy_target`, `legal_mask`: `[B, P*H*W]`; `value_target`: `[B, 3]`.
-pub fn losses(
-    output: NetOutput,
-    policy_target: Tensor<2>,
-    value_target: Tensor<2>,
-    legal_mask: Option<Tensor<2>>,
-    value_weight: f32,
-) -> Losses {
+pub fn losses(output: NetOutput, policy_target: Tensor<2>, value_target: Tensor<2>, legal_mask: Option<Tensor<2>>, value_weight: f32) -> Losses {
     let logits = match legal_mask {
         // legal: +0, illegal: -1e9 (finite, so 0 * log p stays 0 for zero targets).
         Some(mask) => output.policy + (mask - 1.0) * 1e9,
         None => output.policy,
     };
-    let policy = (policy_target * log_softmax(logits, 1))
-        .sum_dim(1)
-        .mean()
-        .neg();
-    let value = (value_target * log_softmax(output.value, 1))
-        .sum_dim(1)
-        .mean()
-        .neg();
+    let policy = (policy_target * log_softmax(logits, 1)).sum_dim(1).mean().neg();
+    let value = (value_target * log_softmax(output.value, 1)).sum_dim(1).mean().neg();
     let total = policy.clone() + value.clone() * value_weight;
-    Losses {
-        total,
-        policy,
-        value,
-    }
+    Losses { total, policy, value }
 }
 
 /// AdamW optimiser state plus loss settings.
@@ -110,14 +90,8 @@ pub struct TrainStep {
 impl TrainStep {
     /// `device` must be an autodiff device (e.g. [`crate::cpu_train_device`]) holding the net.
     pub fn new(config: TrainConfig, device: Device) -> Self {
-        let optim = AdamWConfig::new()
-            .with_weight_decay(config.weight_decay)
-            .init();
-        Self {
-            config,
-            optim,
-            device,
-        }
+        let optim = AdamWConfig::new().with_weight_decay(config.weight_decay).init();
+        Self { config, optim, device }
     }
 
     /// The settings.
@@ -156,20 +130,10 @@ impl TrainStep {
         let mask = batch.legal_mask.map(|m| matrix(m, b, cfg.policy_len(), d));
 
         let output = net.forward(input);
-        let l = losses(
-            output,
-            policy_target,
-            value_target,
-            mask,
-            self.config.value_weight,
-        );
+        let l = losses(output, policy_target, value_target, mask, self.config.value_weight);
         let grads = GradientsParams::from_grads(l.total.backward(), &net);
         let net = self.optim.step(self.config.learning_rate, net, grads);
-        let stats = LossStats {
-            total: l.total.into_scalar::<f32>(),
-            policy: l.policy.into_scalar::<f32>(),
-            value: l.value.into_scalar::<f32>(),
-        };
+        let stats = LossStats { total: l.total.into_scalar::<f32>(), policy: l.policy.into_scalar::<f32>(), value: l.value.into_scalar::<f32>() };
         tracing::trace!(?stats, "train step");
         (net, stats)
     }
@@ -179,11 +143,7 @@ impl TrainStep {
 pub fn eval_losses(net: &Net, batch: &TrainBatch<'_>, value_weight: f32) -> LossStats {
     let net = net.valid();
     let cfg = net.config().clone();
-    let d = net
-        .devices()
-        .into_iter()
-        .next()
-        .unwrap_or_else(crate::device::cpu_device);
+    let d = net.devices().into_iter().next().unwrap_or_else(crate::device::cpu_device);
     let b = batch.batch;
     let output = net.forward(input_tensor(&cfg, batch.input, b, &d));
     let l = losses(
@@ -193,11 +153,7 @@ pub fn eval_losses(net: &Net, batch: &TrainBatch<'_>, value_weight: f32) -> Loss
         batch.legal_mask.map(|m| matrix(m, b, cfg.policy_len(), &d)),
         value_weight,
     );
-    LossStats {
-        total: l.total.into_scalar::<f32>(),
-        policy: l.policy.into_scalar::<f32>(),
-        value: l.value.into_scalar::<f32>(),
-    }
+    LossStats { total: l.total.into_scalar::<f32>(), policy: l.policy.into_scalar::<f32>(), value: l.value.into_scalar::<f32>() }
 }
 
 /// Optimiser state for checkpoints, so that a resumed run continues exactly.
@@ -225,10 +181,7 @@ mod tests {
 
     fn output(policy: &[f32], value: &[f32], cols: usize) -> NetOutput {
         let d = cpu_device();
-        NetOutput {
-            policy: matrix(policy, 1, cols, &d),
-            value: matrix(value, 1, 3, &d),
-        }
+        NetOutput { policy: matrix(policy, 1, cols, &d), value: matrix(value, 1, 3, &d) }
     }
 
     #[test]
@@ -237,27 +190,12 @@ mod tests {
         let target = matrix(&[1.0, 0.0, 0.0, 0.0], 1, 4, &d);
         let vt = matrix(&[0.0, 1.0, 0.0], 1, 3, &d);
         let mask = matrix(&[1.0, 1.0, 0.0, 0.0], 1, 4, &d);
-        let l1 = losses(
-            output(&[1.0, 2.0, 50.0, -3.0], &[0.0; 3], 4),
-            target.clone(),
-            vt.clone(),
-            Some(mask.clone()),
-            1.0,
-        );
-        let l2 = losses(
-            output(&[1.0, 2.0, -7.0, 9.0], &[0.0; 3], 4),
-            target,
-            vt,
-            Some(mask),
-            1.0,
-        );
+        let l1 = losses(output(&[1.0, 2.0, 50.0, -3.0], &[0.0; 3], 4), target.clone(), vt.clone(), Some(mask.clone()), 1.0);
+        let l2 = losses(output(&[1.0, 2.0, -7.0, 9.0], &[0.0; 3], 4), target, vt, Some(mask), 1.0);
         let p1 = l1.policy.into_scalar::<f32>();
         let p2 = l2.policy.into_scalar::<f32>();
         let want = -(1.0f32.exp() / (1.0f32.exp() + 2.0f32.exp())).ln();
-        assert!(
-            (p1 - want).abs() < 1e-5 && (p2 - want).abs() < 1e-5,
-            "{p1} {p2} {want}"
-        );
+        assert!((p1 - want).abs() < 1e-5 && (p2 - want).abs() < 1e-5, "{p1} {p2} {want}");
         let v = l1.value.into_scalar::<f32>();
         assert!((v - 3.0f32.ln()).abs() < 1e-5);
     }
@@ -272,14 +210,7 @@ mod tests {
         let device = cpu_train_device();
         device.seed(7);
         let mut net = Net::new(&cfg, &device).unwrap();
-        let mut step = TrainStep::new(
-            TrainConfig {
-                learning_rate: 1e-2,
-                weight_decay: 0.0,
-                value_weight: 1.0,
-            },
-            device,
-        );
+        let mut step = TrainStep::new(TrainConfig { learning_rate: 1e-2, weight_decay: 0.0, value_weight: 1.0 }, device);
         let data = OwnedBatch::random(&cfg, 8, 42);
         let mut first = None;
         let mut last = None;

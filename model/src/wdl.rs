@@ -38,11 +38,7 @@ impl Wdl {
         let m = logits[0].max(logits[1]).max(logits[2]);
         let e = logits.map(|l| (l - m).exp());
         let s = e[0] + e[1] + e[2];
-        Self {
-            win: e[WIN] / s,
-            draw: e[DRAW] / s,
-            loss: e[LOSS] / s,
-        }
+        Self { win: e[WIN] / s, draw: e[DRAW] / s, loss: e[LOSS] / s }
     }
 
     /// Scalar value `P(win) - P(loss)` in `[-1, 1]`.
@@ -52,19 +48,12 @@ impl Wdl {
 
     /// The same outcome seen from the opponent (win and loss swapped).
     pub fn flip(&self) -> Self {
-        Self {
-            win: self.loss,
-            draw: self.draw,
-            loss: self.win,
-        }
+        Self { win: self.loss, draw: self.draw, loss: self.win }
     }
 
     /// Decodes a flat `[batch, 3]` logits buffer.
     pub fn batch_from_logits(logits: &[f32]) -> Vec<Self> {
-        logits
-            .chunks_exact(3)
-            .map(|c| Self::from_logits([c[0], c[1], c[2]]))
-            .collect()
+        logits.chunks_exact(3).map(|c| Self::from_logits([c[0], c[1], c[2]])).collect()
     }
 }
 

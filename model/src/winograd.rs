@@ -15,12 +15,7 @@ use crate::kernels::sized;
 const CHUNK_TILES: usize = 64;
 
 /// Filter transform `G` of F(2x2, 3x3).
-const G: [[f32; 3]; 4] = [
-    [1.0, 0.0, 0.0],
-    [0.5, 0.5, 0.5],
-    [0.5, -0.5, 0.5],
-    [0.0, 0.0, 1.0],
-];
+const G: [[f32; 3]; 4] = [[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]];
 
 /// A 3x3 convolution (bias included) with its filters pre-transformed.
 #[derive(Debug, Clone)]
@@ -53,12 +48,7 @@ impl WinogradConv {
                 }
             }
         }
-        Self {
-            c_in,
-            c_out,
-            u,
-            bias: bias.to_vec(),
-        }
+        Self { c_in, c_out, u, bias: bias.to_vec() }
     }
 }
 
@@ -120,16 +110,7 @@ pub(crate) fn conv3x3_winograd(
             // Columns of d: tmp[i][j] = (B^T d)[i][j].
             for j in 0..4 {
                 let [o0, o1, o2, o3] = four_mut(tmp, c_in, [j, 4 + j, 8 + j, 12 + j]);
-                bt(
-                    patch(0, j),
-                    patch(1, j),
-                    patch(2, j),
-                    patch(3, j),
-                    o0,
-                    o1,
-                    o2,
-                    o3,
-                );
+                bt(patch(0, j), patch(1, j), patch(2, j), patch(3, j), o0, o1, o2, o3);
             }
             // Rows: V[i][j] = ((B^T d) B)[i][j].
             for i in 0..4 {
@@ -225,25 +206,13 @@ fn four_mut(buf: &mut [f32], len: usize, idx: [usize; 4]) -> [&mut [f32]; 4] {
 /// Two disjoint `len`-long mutable chunks of `buf` at chunk indices `idx` (increasing).
 fn two_mut(buf: &mut [f32], len: usize, idx: [usize; 2]) -> [&mut [f32]; 2] {
     let (head, tail) = buf.split_at_mut(idx[1] * len);
-    [
-        &mut head[idx[0] * len..(idx[0] + 1) * len],
-        &mut tail[..len],
-    ]
+    [&mut head[idx[0] * len..(idx[0] + 1) * len], &mut tail[..len]]
 }
 
 /// 1-D input transform `B^T` on four vectors: `(d0 - d2, d1 + d2, d2 - d1, d1 - d3)`.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn bt(
-    d0: &[f32],
-    d1: &[f32],
-    d2: &[f32],
-    d3: &[f32],
-    o0: &mut [f32],
-    o1: &mut [f32],
-    o2: &mut [f32],
-    o3: &mut [f32],
-) {
+fn bt(d0: &[f32], d1: &[f32], d2: &[f32], d3: &[f32], o0: &mut [f32], o1: &mut [f32], o2: &mut [f32], o3: &mut [f32]) {
     let n = o0.len();
     let (d0, d1, d2, d3) = (&d0[..n], &d1[..n], &d2[..n], &d3[..n]);
     let (o1, o2, o3) = (&mut o1[..n], &mut o2[..n], &mut o3[..n]);
@@ -270,17 +239,7 @@ fn at(m0: &[f32], m1: &[f32], m2: &[f32], m3: &[f32], o0: &mut [f32], o1: &mut [
 /// Output column `b` of `A^T` applied to a row `(r0..r3)`, plus bias, residual, ReLU.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn epilogue(
-    dst: &mut [f32],
-    b: usize,
-    r0: &[f32],
-    r1: &[f32],
-    r2: &[f32],
-    r3: &[f32],
-    bias: &[f32],
-    res: Option<&[f32]>,
-    relu: bool,
-) {
+fn epilogue(dst: &mut [f32], b: usize, r0: &[f32], r1: &[f32], r2: &[f32], r3: &[f32], bias: &[f32], res: Option<&[f32]>, relu: bool) {
     let n = dst.len();
     let (r0, r1, r2, r3, bias) = (&r0[..n], &r1[..n], &r2[..n], &r3[..n], &bias[..n]);
     if b == 0 {
@@ -315,8 +274,7 @@ mod tests {
     #[test]
     fn matches_im2col_convolution() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(5);
-        let mut r =
-            |len: usize| -> Vec<f32> { (0..len).map(|_| rng.random::<f32>() - 0.5).collect() };
+        let mut r = |len: usize| -> Vec<f32> { (0..len).map(|_| rng.random::<f32>() - 0.5).collect() };
         // Odd and even sides, several images, more tiles than one chunk.
         for &(n, h, w, c_in, c_out) in &[(3, 9, 9, 5, 7), (2, 3, 4, 4, 3), (40, 5, 6, 3, 2)] {
             let weight = r(9 * c_in * c_out);
@@ -324,13 +282,7 @@ mod tests {
             let input = r(n * h * w * c_in);
             let residual = r(n * h * w * c_out);
             let conv = WinogradConv::new(c_in, c_out, &weight, &bias);
-            let view = ConvWeights {
-                c_in,
-                c_out,
-                kernel: 3,
-                weight: &weight,
-                bias: Some(&bias),
-            };
+            let view = ConvWeights { c_in, c_out, kernel: 3, weight: &weight, bias: Some(&bias) };
             for (res, relu) in [(None, false), (Some(&residual[..]), true)] {
                 let mut want = vec![0.0; n * h * w * c_out];
                 conv_rows(view, &input, h, w, 0, &mut want, res, relu);

@@ -171,8 +171,7 @@ impl NetEvaluator {
     /// limited to `max_plies` (the limit is one of the network's inputs).
     pub fn start_values(&self, variant: &'static Variant, max_plies: Option<u32>) -> Vec<StartValue> {
         let family = variant.start_family();
-        let games: Vec<Option<Game>> =
-            family.iter().map(|(_, sfen)| rules::Position::from_sfen(variant, sfen).ok().map(|p| Game::new(p, max_plies))).collect();
+        let games: Vec<Option<Game>> = family.iter().map(|(_, sfen)| rules::Position::from_sfen(variant, sfen).ok().map(|p| Game::new(p, max_plies))).collect();
         let valid: Vec<Game> = games.iter().flatten().cloned().collect();
         let mut wdls = self.wdl_batch(&valid).into_iter();
         family
@@ -194,7 +193,12 @@ mod tests {
     use super::*;
 
     fn tag(variant: &str, options: &[(&str, &str)], planes: u32, action: u32) -> model::GameTag {
-        model::GameTag { variant: variant.into(), options: options.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(), planes_version: planes, action_version: action }
+        model::GameTag {
+            variant: variant.into(),
+            options: options.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(),
+            planes_version: planes,
+            action_version: action,
+        }
     }
 
     #[test]

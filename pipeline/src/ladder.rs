@@ -52,11 +52,8 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     let last = *gens.last().unwrap();
     let every = opts.every.max(1);
     gens.retain(|&g| g % every == 0 || g == last || g == 1);
-    let anchors: Vec<String> = if opts.anchors.is_empty() {
-        vec![format!("uniform,sims={sims},name=uniform-{sims}"), cfg.evaluation.anchor.clone()]
-    } else {
-        opts.anchors.clone()
-    };
+    let anchors: Vec<String> =
+        if opts.anchors.is_empty() { vec![format!("uniform,sims={sims},name=uniform-{sims}"), cfg.evaluation.anchor.clone()] } else { opts.anchors.clone() };
     let anchor_names: Vec<String> = anchors.iter().map(|a| arena::PlayerSpec::parse(a).map(|s| s.name)).collect::<Result<_, _>>()?;
     let mut players: Vec<String> = gens.iter().map(|&g| format!("checkpoint:{},sims={sims},name=gen-{g}", run.model(g).display())).collect();
     players.extend(anchors.iter().cloned());

@@ -12,15 +12,15 @@
 //!   of the variant's start family ([`StartValues`]; read by the balance study)
 //! - `summary.tsv`, `plots/losses.svg`, `plots/evaluation.svg`
 
-use crate::evaluation::{play_match, MatchResult, MatchSpec};
 use crate::config::RunConfig;
-use arena::plot::{line_chart, Series};
+use crate::evaluation::{play_match, MatchResult, MatchSpec};
 use anyhow::{bail, Context, Result};
+use arena::plot::{line_chart, Series};
 use indicatif::{ProgressBar, ProgressStyle};
+use neteval::NetEvaluator;
 use plotters::style::RGBColor;
 use rules::Game;
 use search::{CachedEvaluator, Evaluator, UniformEvaluator};
-use neteval::NetEvaluator;
 use selfplay::{play_games, shard_path, SelfplayJob, Stats};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -177,10 +177,7 @@ fn prepare(run: &RunDir, cfg: &RunConfig) -> Result<()> {
     if let Ok(text) = std::fs::read_to_string(&saved) {
         let old: RunConfig = toml::from_str(&text).with_context(|| format!("{} is not a run config", saved.display()))?;
         if old.variant != cfg.variant || old.options != cfg.options || old.network != cfg.network || old.seed != cfg.seed {
-            bail!(
-                "{} holds a different run (variant, options, network or seed differ); choose another run_dir",
-                run.0.display()
-            );
+            bail!("{} holds a different run (variant, options, network or seed differ); choose another run_dir", run.0.display());
         }
     }
     records::write_atomic(&saved, cfg.to_toml().as_bytes())?;
@@ -486,7 +483,8 @@ pub fn write_summary(run: &RunDir, cfg: &RunConfig) -> Result<()> {
             Series { name: "value (WDL)", points: train_pts[2].clone(), color: RGBColor(214, 39, 40) },
             Series { name: "validation total", points: val_pts, color: RGBColor(44, 160, 44) },
         ],
-    ).map_err(anyhow::Error::msg)?;
+    )
+    .map_err(anyhow::Error::msg)?;
     line_chart(
         &plots.join("evaluation.svg"),
         "Evaluation score by generation",
@@ -498,7 +496,8 @@ pub fn write_summary(run: &RunDir, cfg: &RunConfig) -> Result<()> {
             Series { name: "vs uniform, 95% lower bound", points: uni_lo, color: RGBColor(255, 152, 150) },
             Series { name: "vs fixed anchor", points: anchor_pts, color: RGBColor(44, 160, 44) },
         ],
-    ).map_err(anyhow::Error::msg)?;
+    )
+    .map_err(anyhow::Error::msg)?;
     Ok(())
 }
 
@@ -577,8 +576,14 @@ pub fn bench_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, games: u32) -> 
     let cpu = process_cpu_seconds().zip(cpu0).map(|(a, b)| a - b);
     let _ = std::fs::remove_dir_all(&out);
     let s = stats.snapshot();
-    println!("variant {}, network {}x{} ({} input planes, {} policy planes), {} threads, {} games in flight per thread", variant.title, c.blocks, c.channels, c.input_planes, c.policy_planes, cfg.threads, cfg.selfplay.games_in_flight);
-    println!("simulations (full/fast): {}/{}, full-search fraction {}", cfg.selfplay.simulations, cfg.selfplay.fast_simulations, cfg.selfplay.full_search_fraction);
+    println!(
+        "variant {}, network {}x{} ({} input planes, {} policy planes), {} threads, {} games in flight per thread",
+        variant.title, c.blocks, c.channels, c.input_planes, c.policy_planes, cfg.threads, cfg.selfplay.games_in_flight
+    );
+    println!(
+        "simulations (full/fast): {}/{}, full-search fraction {}",
+        cfg.selfplay.simulations, cfg.selfplay.fast_simulations, cfg.selfplay.full_search_fraction
+    );
     println!("games                 {}", finished.len());
     println!("wall time             {wall:.1} s");
     println!("positions/s           {:.1}", s.positions as f64 / wall);

@@ -54,11 +54,7 @@ pub fn parse(betza: &str) -> Result<Movement, String> {
         let mut mods = String::new();
         while i < chars.len() && chars[i].is_ascii_lowercase() {
             if !"fblrsv".contains(chars[i]) {
-                return Err(format!(
-                    "unsupported modifier '{}' at position {} of \"{betza}\" (only f b l r s v are supported)",
-                    chars[i],
-                    i + 1
-                ));
+                return Err(format!("unsupported modifier '{}' at position {} of \"{betza}\" (only f b l r s v are supported)", chars[i], i + 1));
             }
             mods.push(chars[i]);
             i += 1;
@@ -91,12 +87,14 @@ pub fn parse(betza: &str) -> Result<Movement, String> {
             'R' => (&[(1, 0)], true),
             'B' => (&[(1, 1)], true),
             'Q' => (&[(1, 0), (1, 1)], true),
-            other => {
-                return Err(format!("unknown atom '{other}' at position {} of \"{betza}\"", i))
-            }
+            other => return Err(format!("unknown atom '{other}' at position {} of \"{betza}\"", i)),
         };
         let range = if digits.is_empty() {
-            if rider { UNLIMITED } else { 1 }
+            if rider {
+                UNLIMITED
+            } else {
+                1
+            }
         } else {
             if !rider {
                 return Err(format!("range {digits} after the leaper '{atom}' in \"{betza}\": only riders (R, B, Q, WW, FF) take a range"));
@@ -163,8 +161,22 @@ fn tokenize(mods: &str, class: AtomClass) -> Result<Vec<String>, String> {
                 a == b
                     || matches!(
                         (a, b),
-                        ('f', 's') | ('s', 'f') | ('b', 's') | ('s', 'b') | ('l', 'v') | ('v', 'l') | ('r', 'v') | ('v', 'r')
-                            | ('f', 'l') | ('l', 'f') | ('f', 'r') | ('r', 'f') | ('b', 'l') | ('l', 'b') | ('b', 'r') | ('r', 'b')
+                        ('f', 's')
+                            | ('s', 'f')
+                            | ('b', 's')
+                            | ('s', 'b')
+                            | ('l', 'v')
+                            | ('v', 'l')
+                            | ('r', 'v')
+                            | ('v', 'r')
+                            | ('f', 'l')
+                            | ('l', 'f')
+                            | ('f', 'r')
+                            | ('r', 'f')
+                            | ('b', 'l')
+                            | ('l', 'b')
+                            | ('b', 'r')
+                            | ('r', 'b')
                     )
             }
             _ => false,

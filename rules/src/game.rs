@@ -275,7 +275,11 @@ impl HandMatch {
 
     /// Colour of player 0 in hand `i` (0-based): Black in even hands.
     pub fn color_of_player0(hand: usize) -> Color {
-        if hand.is_multiple_of(2) { Color::Black } else { Color::White }
+        if hand.is_multiple_of(2) {
+            Color::Black
+        } else {
+            Color::White
+        }
     }
 
     /// Records the result of the next hand.

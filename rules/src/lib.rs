@@ -22,7 +22,7 @@ mod variant;
 pub mod zobrist;
 
 pub use bitboard::Bitboard;
-pub use game::{Game, GameResult, Outcome, TerminationReason, HandMatch, MatchState};
+pub use game::{Game, GameResult, HandMatch, MatchState, Outcome, TerminationReason};
 pub use moves::{Move, MoveKind, MoveList, MAX_MOVES};
 pub use piece::{DropMate, Piece, PieceKind, MAX_KINDS};
 pub use position::Position;

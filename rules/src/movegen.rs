@@ -56,11 +56,7 @@ impl Position {
         }
         let in_check = checkers.any();
         // Where a non-king move must land, and where a drop must go, to meet a check.
-        let (move_mask, drop_mask) = if in_check {
-            (block | checkers, block)
-        } else {
-            (v.geometry.all & !own, empty)
-        };
+        let (move_mask, drop_mask) = if in_check { (block | checkers, block) } else { (v.geometry.all & !own, empty) };
         let may_pocket = v.pockets && !in_check && self.pockets[us.index()].is_none();
 
         for k in v.kinds() {
@@ -154,9 +150,7 @@ impl Position {
         let enemy_king = self.kings[(!us).index()];
         // Squares from which a piece of this kind would attack the enemy king.
         let checking = match enemy_king {
-            Some(ek) if info.drop_only_with_check || info.drop_mate == DropMate::Illegal => {
-                self.attacks_from(!us, k, ek, self.occupied())
-            }
+            Some(ek) if info.drop_only_with_check || info.drop_mate == DropMate::Illegal => self.attacks_from(!us, k, ek, self.occupied()),
             _ => Bitboard::EMPTY,
         };
         if info.drop_only_with_check {

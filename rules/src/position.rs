@@ -376,11 +376,8 @@ impl Position {
                 }
             }
         }
-        let block = if checkers.any() && !checkers.more_than_one() && !leaper_checkers.any() {
-            v.geometry.between(ksq, checkers.lowest())
-        } else {
-            Bitboard::EMPTY
-        };
+        let block =
+            if checkers.any() && !checkers.more_than_one() && !leaper_checkers.any() { v.geometry.between(ksq, checkers.lowest()) } else { Bitboard::EMPTY };
         (checkers, block, pins)
     }
 

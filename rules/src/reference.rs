@@ -58,10 +58,7 @@ pub fn square_attacked(v: &Variant, board: &[Option<Piece>], sq: Square, by: Col
 }
 
 fn king_of(v: &Variant, board: &[Option<Piece>], c: Color) -> Option<Square> {
-    board
-        .iter()
-        .position(|p| matches!(p, Some(p) if p.color == c && v.kind(p.kind).royal))
-        .map(|i| Square::new_unchecked(i as u8))
+    board.iter().position(|p| matches!(p, Some(p) if p.color == c && v.kind(p.kind).royal)).map(|i| Square::new_unchecked(i as u8))
 }
 
 fn in_check(v: &Variant, s: &Setup, c: Color) -> bool {
@@ -117,9 +114,7 @@ pub fn legal_moves(v: &Variant, s: &Setup) -> Vec<Move> {
             }
             if info.one_per_file {
                 let tf = g.coords(to).0;
-                let clash = s.board.iter().enumerate().any(|(i, q)| {
-                    i != from.index() && *q == Some(p) && g.coords(Square::new_unchecked(i as u8)).0 == tf
-                });
+                let clash = s.board.iter().enumerate().any(|(i, q)| i != from.index() && *q == Some(p) && g.coords(Square::new_unchecked(i as u8)).0 == tf);
                 if clash {
                     continue;
                 }

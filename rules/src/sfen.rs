@@ -116,12 +116,7 @@ impl Setup {
             }
             let found = (g.files as i32 - file) as usize;
             if found != g.files as usize {
-                return Err(SfenError::RankWidth {
-                    column: row_start,
-                    rank: (b'a' + r as u8) as char,
-                    found,
-                    expected: g.files as usize,
-                });
+                return Err(SfenError::RankWidth { column: row_start, rank: (b'a' + r as u8) as char, found, expected: g.files as usize });
             }
             column += chars.len() + 1;
         }
@@ -177,17 +172,11 @@ impl Setup {
             // (a Copper dropped on its last rank can still step back, so it is alive).
             let t = v.tables(p.color, p.kind);
             if (t.forced_promotion & t.no_drop).has(sq) {
-                return Err(SfenError::DeadPiece {
-                    color: p.color.name(),
-                    piece: v.kind(p.kind).name.clone(),
-                    square: g.square_name(sq),
-                });
+                return Err(SfenError::DeadPiece { color: p.color.name(), piece: v.kind(p.kind).name.clone(), square: g.square_name(sq) });
             }
             if v.kind(p.kind).one_per_file {
                 let (f, _) = g.coords(sq);
-                let same_file = self.board.iter().enumerate().filter(|(j, q)| {
-                    **q == Some(*p) && g.coords(Square::new_unchecked(*j as u8)).0 == f
-                });
+                let same_file = self.board.iter().enumerate().filter(|(j, q)| **q == Some(*p) && g.coords(Square::new_unchecked(*j as u8)).0 == f);
                 if same_file.count() > 1 {
                     return Err(SfenError::TwoOnFile { color: p.color.name(), piece: v.kind(p.kind).name.clone(), file: f + 1 });
                 }
@@ -196,9 +185,7 @@ impl Setup {
         // The side not to move in check: its king could be taken.
         let mover = self.side;
         let victim = !mover;
-        if let Some(ksq) = (0..self.board.len())
-            .find(|&i| matches!(self.board[i], Some(p) if p.color == victim && v.kind(p.kind).royal))
-        {
+        if let Some(ksq) = (0..self.board.len()).find(|&i| matches!(self.board[i], Some(p) if p.color == victim && v.kind(p.kind).royal)) {
             let ksq = Square::new_unchecked(ksq as u8);
             if crate::reference::square_attacked(v, &self.board, ksq, mover) {
                 return Err(SfenError::OpponentInCheck { color: victim.name() });
@@ -331,12 +318,7 @@ fn parse_hands(v: &Variant, text: &str, column: usize) -> Result<[[u8; MAX_KINDS
         } else {
             match digits.parse::<usize>() {
                 Ok(n) if (2..=MAX_HAND_COUNT).contains(&n) && !digits.starts_with('0') => n,
-                _ => {
-                    return Err(SfenError::BadHandCount {
-                        column: column + start,
-                        problem: format!("'{digits}' must be 2..={MAX_HAND_COUNT}"),
-                    })
-                }
+                _ => return Err(SfenError::BadHandCount { column: column + start, problem: format!("'{digits}' must be 2..={MAX_HAND_COUNT}") }),
             }
         };
         let piece = parse_piece(v, &c.to_string(), column + i)?;

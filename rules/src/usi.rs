@@ -64,11 +64,7 @@ impl Variant {
             if !self.pockets {
                 return Err(MoveError::NoPockets { text: text.to_string() });
             }
-            return if right.is_empty() {
-                Ok(Move::pocket_in(sq(left)?))
-            } else {
-                Ok(Move::pocket_drop(piece_kind(left)?, sq(right)?))
-            };
+            return if right.is_empty() { Ok(Move::pocket_in(sq(left)?)) } else { Ok(Move::pocket_drop(piece_kind(left)?, sq(right)?)) };
         }
         let (body, promote) = match text.strip_suffix('+') {
             Some(b) => (b, true),

@@ -194,16 +194,15 @@ impl Variant {
             BUILTIN
                 .iter()
                 .map(|n| {
-                    let v = Variant::from_toml(builtin_source(n).unwrap(), &[])
-                        .unwrap_or_else(|e| panic!("shipped variant {n} is invalid: {e}"));
+                    let v = Variant::from_toml(builtin_source(n).unwrap(), &[]).unwrap_or_else(|e| panic!("shipped variant {n} is invalid: {e}"));
                     &*Box::leak(Box::new(v))
                 })
                 .collect()
         });
-        all.iter().copied().find(|v| v.name == name).ok_or_else(|| VariantError {
-            source_name: None,
-            problems: vec![format!("unknown variant '{name}' (known: {})", BUILTIN.join(", "))],
-        })
+        all.iter()
+            .copied()
+            .find(|v| v.name == name)
+            .ok_or_else(|| VariantError { source_name: None, problems: vec![format!("unknown variant '{name}' (known: {})", BUILTIN.join(", "))] })
     }
 
     /// A shipped variant or a definition file, with option choices applied.
@@ -218,10 +217,7 @@ impl Variant {
             Some(t) => t.to_string(),
             None => std::fs::read_to_string(source).map_err(|e| VariantError {
                 source_name: Some(source.to_string()),
-                problems: vec![format!(
-                    "not a shipped variant ({}) and not a readable file: {e}",
-                    BUILTIN.join(", ")
-                )],
+                problems: vec![format!("not a shipped variant ({}) and not a readable file: {e}", BUILTIN.join(", "))],
             })?,
         };
         let v = Variant::from_toml(&text, options).map_err(|mut e| {
@@ -250,20 +246,15 @@ impl Variant {
         let mut problems = Vec::new();
         for (name, _) in options {
             if !option_specs.contains_key(name) {
-                problems.push(format!(
-                    "unknown option '{name}' (options: {})",
-                    option_specs.keys().cloned().collect::<Vec<_>>().join(", ")
-                ));
+                problems.push(format!("unknown option '{name}' (options: {})", option_specs.keys().cloned().collect::<Vec<_>>().join(", ")));
             }
         }
         let mut chosen = Vec::new();
         for (name, spec) in &option_specs {
             let choice = options.iter().rev().find(|(n, _)| n == name).map(|(_, c)| c.clone()).unwrap_or(spec.default.clone());
             match spec.choices.get(&choice) {
-                None => problems.push(format!(
-                    "option '{name}': unknown choice '{choice}' (choices: {})",
-                    spec.choices.keys().cloned().collect::<Vec<_>>().join(", ")
-                )),
+                None => problems
+                    .push(format!("option '{name}': unknown choice '{choice}' (choices: {})", spec.choices.keys().cloned().collect::<Vec<_>>().join(", "))),
                 Some(patch) => {
                     for (path, value) in patch {
                         if let Err(e) = set_path(&mut doc, path, value.clone()) {
@@ -320,10 +311,14 @@ impl Variant {
     pub fn mirror_symmetric(&self) -> bool {
         let mirror = |m: &Movement| Movement {
             leaps: m.leaps.iter().map(|&(f, r)| (-f, r)).collect(),
-            slides: m.slides.iter().map(|&(d, n)| {
-                let (f, r) = DIRECTIONS[d];
-                (DIRECTIONS.iter().position(|&x| x == (-f, r)).unwrap(), n)
-            }).collect(),
+            slides: m
+                .slides
+                .iter()
+                .map(|&(d, n)| {
+                    let (f, r) = DIRECTIONS[d];
+                    (DIRECTIONS.iter().position(|&x| x == (-f, r)).unwrap(), n)
+                })
+                .collect(),
         };
         self.kinds.iter().all(|k| mirror(&k.movement) == k.movement)
     }
@@ -332,11 +327,9 @@ impl Variant {
     /// (name, SFEN); the family the balance research compares.
     pub fn start_family(&self) -> Vec<(String, String)> {
         match self.option_specs.get("start") {
-            Some(spec) => spec
-                .choices
-                .iter()
-                .filter_map(|(name, patch)| patch.get("start").and_then(|v| v.as_str()).map(|s| (name.clone(), s.to_string())))
-                .collect(),
+            Some(spec) => {
+                spec.choices.iter().filter_map(|(name, patch)| patch.get("start").and_then(|v| v.as_str()).map(|s| (name.clone(), s.to_string()))).collect()
+            }
             None => vec![("default".into(), self.start_sfen.clone())],
         }
     }
@@ -361,12 +354,7 @@ fn set_path(doc: &mut toml::Table, path: &str, value: toml::Value) -> Result<(),
     Ok(())
 }
 
-fn build(
-    spec: VariantSpec,
-    options: Vec<(String, String)>,
-    option_specs: IndexMap<String, OptionSpec>,
-    problems: &mut Vec<String>,
-) -> Option<Variant> {
+fn build(spec: VariantSpec, options: Vec<(String, String)>, option_specs: IndexMap<String, OptionSpec>, problems: &mut Vec<String>) -> Option<Variant> {
     let mut ok = true;
     let mut bad = |p: String, problems: &mut Vec<String>| {
         problems.push(p);
@@ -493,13 +481,7 @@ fn build(
             let base = if k.promoted { None } else { spec.pieces.get(&k.name) };
             let forced = base.map(|p| geometry.far_ranks(c, p.forced_promotion_ranks)).unwrap_or_default();
             let no_drop = base.map(|p| geometry.far_ranks(c, p.no_drop_ranks)).unwrap_or_default();
-            tables[c.index()].push(KindTables {
-                steps,
-                slides: mv.slides.iter().copied().collect(),
-                slide_range,
-                forced_promotion: forced,
-                no_drop,
-            });
+            tables[c.index()].push(KindTables { steps, slides: mv.slides.iter().copied().collect(), slide_range, forced_promotion: forced, no_drop });
         }
     }
     let flag_squares = if spec.flag_win {
@@ -522,8 +504,7 @@ fn build(
     if spec.max_plies == 0 {
         bad("max_plies must be at least 1".into(), problems);
     }
-    let hand_kinds: Vec<PieceKind> =
-        (0..kinds.len()).filter(|&i| !kinds[i].promoted && !kinds[i].royal).map(PieceKind::from_index).collect();
+    let hand_kinds: Vec<PieceKind> = (0..kinds.len()).filter(|&i| !kinds[i].promoted && !kinds[i].royal).map(PieceKind::from_index).collect();
     let has_sliders = kinds.iter().any(|k| !k.movement.slides.is_empty());
     let leaper_kinds = (0..kinds.len()).filter(|&i| !kinds[i].movement.leaps.is_empty()).map(PieceKind::from_index).collect();
     let slider_kinds = (0..kinds.len()).filter(|&i| !kinds[i].movement.slides.is_empty()).map(PieceKind::from_index).collect();

@@ -15,7 +15,17 @@ fn name_at(p: &rules::Position, sq: &str) -> Option<(Color, String)> {
 fn start_position_is_the_rule_page_setup() {
     let v = variant(HS);
     let p = rules::Position::start(v);
-    let black = [("5i", "King"), ("7i", "Gold"), ("3i", "Gold"), ("5h", "Pard"), ("7h", "Soldier"), ("3h", "Soldier"), ("6g", "Soldier"), ("5g", "Soldier"), ("4g", "Soldier")];
+    let black = [
+        ("5i", "King"),
+        ("7i", "Gold"),
+        ("3i", "Gold"),
+        ("5h", "Pard"),
+        ("7h", "Soldier"),
+        ("3h", "Soldier"),
+        ("6g", "Soldier"),
+        ("5g", "Soldier"),
+        ("4g", "Soldier"),
+    ];
     for (sq, name) in black {
         assert_eq!(name_at(&p, sq), Some((Color::Black, name.to_string())), "Black {name} on {sq}");
         // White is mirrored through the centre: file f rank r -> file 10-f, rank 10-r.

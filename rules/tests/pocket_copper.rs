@@ -37,10 +37,7 @@ fn gold_promotes_to_platinum_which_cannot_step_straight_back() {
 #[test]
 fn lance_promotes_to_side_mover_sliding_sideways_stepping_vertically() {
     let p = pos(variant(PC), "8k/9/9/9/4+L4/9/9/9/K8 b - 1 -");
-    assert_eq!(
-        targets(&p, "5e"),
-        set(&["1e", "2e", "3e", "4e", "6e", "7e", "8e", "9e", "5d", "5f"])
-    );
+    assert_eq!(targets(&p, "5e"), set(&["1e", "2e", "3e", "4e", "6e", "7e", "8e", "9e", "5d", "5f"]));
     let blocked = pos(variant(PC), "8k/9/9/9/2P1+L4/9/9/9/K8 b - 1 -");
     assert!(!targets(&blocked, "5e").contains("7e"), "a Side Mover does not jump");
 }
@@ -304,11 +301,19 @@ fn no_capture_draw_after_120_plies_only_when_switched_on() {
                     format!("G*{}", squares[drops - 1])
                 } else {
                     bk = !bk;
-                    if bk { "9i9h".into() } else { "9h9i".into() }
+                    if bk {
+                        "9i9h".into()
+                    } else {
+                        "9h9i".into()
+                    }
                 }
             } else {
                 wk = !wk;
-                if wk { "1a1b".into() } else { "1b1a".into() }
+                if wk {
+                    "1a1b".into()
+                } else {
+                    "1b1a".into()
+                }
             };
             g.play_usi(&m).unwrap();
         }

@@ -382,7 +382,15 @@ impl<G: SearchGame> Search<G> {
         let uniform = 1.0 / p.moves.len() as f32;
         let first = self.edges.len() as u32;
         self.edges.extend(p.moves.iter().zip(&eval.priors).map(|(&mv, &x)| {
-            let prior = if sum > 0.0 { if x.is_finite() && x > 0.0 { (x as f64 / sum) as f32 } else { 0.0 } } else { uniform };
+            let prior = if sum > 0.0 {
+                if x.is_finite() && x > 0.0 {
+                    (x as f64 / sum) as f32
+                } else {
+                    0.0
+                }
+            } else {
+                uniform
+            };
             Edge { mv, prior, logit: prior.max(MIN_PRIOR).ln(), visits: 0, value_sum: 0.0, child: NONE }
         }));
         let value = if eval.value.is_finite() { eval.value.clamp(-1.0, 1.0) } else { 0.0 };
@@ -646,11 +654,7 @@ impl<G: SearchGame> Search<G> {
                 out.push(f32::NAN);
             }
         }
-        let v_mix = if sum_p > 0.0 {
-            ((n.raw_value as f64 + sum_n as f64 * sum_pq / sum_p) / (1.0 + sum_n as f64)) as f32
-        } else {
-            n.raw_value
-        };
+        let v_mix = if sum_p > 0.0 { ((n.raw_value as f64 + sum_n as f64 * sum_pq / sum_p) / (1.0 + sum_n as f64)) as f32 } else { n.raw_value };
         for q in out.iter_mut() {
             if q.is_nan() {
                 *q = v_mix;
@@ -773,10 +777,7 @@ impl<G: SearchGame> Search<G> {
             h.cursor = 0;
             h.per_action = h.per_action(self.config.simulations, self.sims);
             let first = self.nodes[0].first as usize;
-            h.log.push(PhaseRecord {
-                actions: h.remaining.iter().map(|&a| self.edges[first + a as usize].mv).collect(),
-                visits_per_action: h.per_action,
-            });
+            h.log.push(PhaseRecord { actions: h.remaining.iter().map(|&a| self.edges[first + a as usize].mv).collect(), visits_per_action: h.per_action });
             self.halving = Some(h);
         }
         let h = self.halving.as_mut().unwrap();
@@ -808,21 +809,9 @@ impl<G: SearchGame> Search<G> {
                 order.sort_by(|&a, &b| key(b).total_cmp(&key(a)));
                 order.truncate(m);
                 let num_phases = if m > 1 { usize::BITS - (m - 1).leading_zeros() } else { 0 };
-                let mut h = Halving {
-                    gumbel,
-                    remaining: order,
-                    num_phases,
-                    per_action: 0,
-                    round: 0,
-                    cursor: 0,
-                    visits: vec![0; k],
-                    log: Vec::new(),
-                };
+                let mut h = Halving { gumbel, remaining: order, num_phases, per_action: 0, round: 0, cursor: 0, visits: vec![0; k], log: Vec::new() };
                 h.per_action = h.per_action(self.config.simulations, 0);
-                h.log.push(PhaseRecord {
-                    actions: h.remaining.iter().map(|&a| edges[a as usize].mv).collect(),
-                    visits_per_action: h.per_action,
-                });
+                h.log.push(PhaseRecord { actions: h.remaining.iter().map(|&a| edges[a as usize].mv).collect(), visits_per_action: h.per_action });
                 self.halving = Some(h);
             }
             RootPolicy::Puct => {
@@ -870,15 +859,10 @@ impl<G: SearchGame> Search<G> {
                 let h = self.halving.as_ref()?;
                 let scores = self.root_scores(&h.gumbel);
                 let most = h.remaining.iter().map(|&a| h.visits[a as usize]).max()?;
-                let best = h
-                    .remaining
-                    .iter()
-                    .copied()
-                    .filter(|&a| h.visits[a as usize] == most)
-                    .fold(None::<u32>, |b, a| match b {
-                        Some(b) if scores[b as usize] >= scores[a as usize] => Some(b),
-                        _ => Some(a),
-                    })?;
+                let best = h.remaining.iter().copied().filter(|&a| h.visits[a as usize] == most).fold(None::<u32>, |b, a| match b {
+                    Some(b) if scores[b as usize] >= scores[a as usize] => Some(b),
+                    _ => Some(a),
+                })?;
                 Some(edges[best as usize].mv)
             }
             RootPolicy::Puct => {
@@ -898,10 +882,8 @@ impl<G: SearchGame> Search<G> {
                 match rng {
                     Some(rng) if tau > 0.0 && total > 0 => {
                         let lmax = edges.iter().filter(|e| e.visits > 0).map(|e| (e.visits as f64).ln()).fold(f64::NEG_INFINITY, f64::max);
-                        let w: Vec<f64> = edges
-                            .iter()
-                            .map(|e| if e.visits == 0 { 0.0 } else { (((e.visits as f64).ln() - lmax) / tau as f64).exp() })
-                            .collect();
+                        let w: Vec<f64> =
+                            edges.iter().map(|e| if e.visits == 0 { 0.0 } else { (((e.visits as f64).ln() - lmax) / tau as f64).exp() }).collect();
                         let s: f64 = w.iter().sum();
                         let mut x = rng.random::<f64>() * s;
                         for (e, wi) in edges.iter().zip(&w) {

@@ -168,10 +168,7 @@ fn interior_selection_follows_the_deterministic_rule() {
     let leaf_v0 = [-0.5f32, 0.2, -0.1];
     let priors_x = [0.2f32, 0.5, 0.3];
     let v_hat_x = 0.1f32;
-    let mut nodes = vec![
-        TreeNode { to_move: 0, children: vec![1], value: 0.0 },
-        TreeNode { to_move: 1, children: vec![2, 3, 4], value: 0.0 },
-    ];
+    let mut nodes = vec![TreeNode { to_move: 0, children: vec![1], value: 0.0 }, TreeNode { to_move: 1, children: vec![2, 3, 4], value: 0.0 }];
     for v in leaf_v0 {
         nodes.push(TreeNode { to_move: 0, children: vec![], value: v });
     }

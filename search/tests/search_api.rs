@@ -5,8 +5,8 @@ mod common;
 use common::*;
 use search::toy::{Bandit, Nim};
 use search::{
-    run_batched, CachedEvaluator, EvalRequest, Evaluation, Evaluator, FnEvaluator, RolloutEvaluator, Search,
-    SearchConfig, SearchGame, SearchResult, UniformEvaluator,
+    run_batched, CachedEvaluator, EvalRequest, Evaluation, Evaluator, FnEvaluator, RolloutEvaluator, Search, SearchConfig, SearchGame, SearchResult,
+    UniformEvaluator,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -208,9 +208,7 @@ fn cached_evaluator_is_shared_between_threads() {
     // One search per thread, the second after the first (running them at the same time
     // would make the hit count depend on timing): the second finds every leaf cached.
     let results: Vec<_> = (0..2)
-        .map(|_| {
-            std::thread::scope(|sc| sc.spawn(|| Search::with_seed(copper_start(), SearchConfig::gumbel(200), 8).run(&cached)).join().unwrap())
-        })
+        .map(|_| std::thread::scope(|sc| sc.spawn(|| Search::with_seed(copper_start(), SearchConfig::gumbel(200), 8).run(&cached)).join().unwrap()))
         .collect();
     assert_eq!(results[0], results[1]);
     assert_eq!(results[0], Search::with_seed(copper_start(), SearchConfig::gumbel(200), 8).run(&rollout()));

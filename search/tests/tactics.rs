@@ -96,7 +96,6 @@ fn pocket_copper_flag_win() {
     }
 }
 
-
 #[test]
 fn mate_in_three_with_self_play_noise() {
     // Gumbel noise on, several seeds.

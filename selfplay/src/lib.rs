@@ -7,5 +7,5 @@ mod play;
 mod stats;
 
 pub use config::{ConfigError, SelfplayConfig};
-pub use play::{play_games, shard_path, GameEnd, EndReason, FinishedGame, SelfplayJob};
+pub use play::{play_games, shard_path, EndReason, FinishedGame, GameEnd, SelfplayJob};
 pub use stats::{Stats, StatsSnapshot};

@@ -182,11 +182,7 @@ fn step(job: &SelfplayJob, actions: &ActionSpace, slot: &mut Slot, stats: &Stats
     };
     let pos = game.position();
     let side = pos.side_to_move();
-    let policy = if slot.full {
-        r.policy.iter().map(|&(m, p)| (actions.encode(side, m) as u32, p)).collect()
-    } else {
-        Vec::new()
-    };
+    let policy = if slot.full { r.policy.iter().map(|&(m, p)| (actions.encode(side, m) as u32, p)).collect() } else { Vec::new() };
     slot.records.push((
         side,
         Record {

@@ -14,15 +14,7 @@ fn job(dir: &std::path::Path, threads: usize, ids: Vec<u64>) -> SelfplayJob {
         max_plies: 60,
         ..SelfplayConfig::default()
     };
-    SelfplayJob {
-        variant: Variant::builtin("minishogi").unwrap(),
-        config,
-        generation: 0,
-        out_dir: dir.to_path_buf(),
-        game_ids: ids,
-        threads,
-        seed: 42,
-    }
+    SelfplayJob { variant: Variant::builtin("minishogi").unwrap(), config, generation: 0, out_dir: dir.to_path_buf(), game_ids: ids, threads, seed: 42 }
 }
 
 #[test]

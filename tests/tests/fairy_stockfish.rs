@@ -120,8 +120,7 @@ fn cross_check(name: &str, fs_name: &str, positions: usize, max_len: usize, dept
         let like = Position::from_sfen(fs_like, sfen).unwrap();
         let got = perft::perft(&like, depth);
         if got != fs_total {
-            let mine: HashMap<String, u64> =
-                perft::divide(&like, depth).into_iter().map(|(m, n)| (like.move_to_usi(m), n)).collect();
+            let mine: HashMap<String, u64> = perft::divide(&like, depth).into_iter().map(|(m, n)| (like.move_to_usi(m), n)).collect();
             let diff: Vec<_> = fs_divide
                 .iter()
                 .filter(|(m, n)| mine.get(*m) != Some(n))

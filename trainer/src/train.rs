@@ -162,13 +162,8 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
         let idx = &order[s as usize * cfg.batch_size..(s as usize + 1) * cfg.batch_size];
         let records: Vec<_> = idx.iter().map(|&i| &window.train[i].record).collect();
         let dense = batcher.build(&records, &mut batch_rng(ckpt.seed, job.generation, s));
-        let batch = TrainBatch {
-            batch: dense.batch,
-            input: &dense.input,
-            policy_target: &dense.policy,
-            value_target: &dense.wdl,
-            legal_mask: Some(&dense.legal),
-        };
+        let batch =
+            TrainBatch { batch: dense.batch, input: &dense.input, policy_target: &dense.policy, value_target: &dense.wdl, legal_mask: Some(&dense.legal) };
         let (n, loss) = step.step(net, &batch);
         net = n;
         record_uses(&window, &mut ckpt.uses, idx);
@@ -227,5 +222,10 @@ fn validate(net: &Net, batcher: &Batcher, window: &Window, cfg: &TrainerConfig) 
 
 /// The game an exported model plays: the run's variant and the encoding versions.
 pub fn game_tag(variant: &rules::Variant) -> GameTag {
-    GameTag { variant: variant.name.clone(), options: variant.options.clone(), planes_version: encoding::PLANES_VERSION, action_version: encoding::ACTION_VERSION }
+    GameTag {
+        variant: variant.name.clone(),
+        options: variant.options.clone(),
+        planes_version: encoding::PLANES_VERSION,
+        action_version: encoding::ACTION_VERSION,
+    }
 }

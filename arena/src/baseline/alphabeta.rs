@@ -424,11 +424,8 @@ impl AlphaBeta {
             let m = Self::pick(&mut buf, i);
             let mut child = pos.clone();
             child.play_unchecked(m);
-            let score = if child.flag_reached() {
-                MATE - (ply as i32 + 1)
-            } else {
-                -self.qsearch(&child, -beta, -alpha, ply + 1, self.is_losing_drop(m), qply + 1)
-            };
+            let score =
+                if child.flag_reached() { MATE - (ply as i32 + 1) } else { -self.qsearch(&child, -beta, -alpha, ply + 1, self.is_losing_drop(m), qply + 1) };
             if self.stop {
                 break;
             }

@@ -37,8 +37,7 @@ pub struct Evaluator {
 impl Evaluator {
     pub fn new(v: &'static Variant) -> Evaluator {
         let values = PieceValues::for_variant(v);
-        let kinds: Vec<(PieceKind, i32)> =
-            v.kinds().filter(|&k| !v.kind(k).royal).map(|k| (k, values.board(k))).collect();
+        let kinds: Vec<(PieceKind, i32)> = v.kinds().filter(|&k| !v.kind(k).royal).map(|k| (k, values.board(k))).collect();
         let footmen = v.kinds().filter(|&k| v.kind(k).one_per_file && !v.kind(k).promoted).collect();
         let mut e = Evaluator {
             values,

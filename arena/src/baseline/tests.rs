@@ -70,10 +70,7 @@ fn baseline_alphabeta_finds_gold_drop_mate_in_1() {
         assert_eq!(t.score, Score::Mate(1));
         assert_eq!(t.pv[0], m);
         let h = after(&g, m);
-        assert_eq!(
-            h.result(),
-            Some(GameResult { outcome: Outcome::Win(Color::Black), reason: TerminationReason::Checkmate })
-        );
+        assert_eq!(h.result(), Some(GameResult { outcome: Outcome::Win(Color::Black), reason: TerminationReason::Checkmate }));
     }
 }
 
@@ -97,10 +94,7 @@ fn baseline_alphabeta_finds_mate_in_3() {
         for &m in &t.pv {
             h.play(m).unwrap();
         }
-        assert_eq!(
-            h.result(),
-            Some(GameResult { outcome: Outcome::Win(Color::Black), reason: TerminationReason::Checkmate })
-        );
+        assert_eq!(h.result(), Some(GameResult { outcome: Outcome::Win(Color::Black), reason: TerminationReason::Checkmate }));
     }
 }
 
@@ -138,11 +132,7 @@ fn baseline_avoids_losing_pawn_drop_mate_in_pocket_copper() {
         let v = g.position().variant();
         let pawn_drop = g.position().parse_usi(drop).unwrap();
         let h = after(&g, pawn_drop);
-        assert_eq!(
-            h.result(),
-            Some(GameResult { outcome: Outcome::Win(Color::White), reason: TerminationReason::DropMate }),
-            "the drop mate loses here"
-        );
+        assert_eq!(h.result(), Some(GameResult { outcome: Outcome::Win(Color::White), reason: TerminationReason::DropMate }), "the drop mate loses here");
         for d in 1..=3 {
             let mut ab = AlphaBeta::new(v, 1 << 14);
             let t = ab.think(&g, &depth(d));
@@ -214,8 +204,7 @@ fn baseline_alphabeta_respects_node_budget_and_deadline() {
 fn baseline_players_play_every_variant() {
     for name in rules::BUILTIN {
         let v = variant(name);
-        let players: Vec<Box<dyn Baseline>> =
-            vec![Box::new(AlphaBeta::new(v, 1 << 14)), Box::new(Greedy::new(v, 1)), Box::new(Random::new(2))];
+        let players: Vec<Box<dyn Baseline>> = vec![Box::new(AlphaBeta::new(v, 1 << 14)), Box::new(Greedy::new(v, 1)), Box::new(Random::new(2))];
         for mut p in players {
             p.new_game();
             let mut opponent = Random::new(9);
@@ -267,11 +256,7 @@ fn baseline_alphabeta_beats_random_in_minishogi() {
         let mut ab = AlphaBeta::new(v, 1 << 14);
         let mut rnd = Random::new(100 + i);
         let ab_color = if i % 2 == 0 { Color::Black } else { Color::White };
-        let r = if ab_color == Color::Black {
-            play(v, &mut ab, &mut rnd, depth(2))
-        } else {
-            play(v, &mut rnd, &mut ab, depth(2))
-        };
+        let r = if ab_color == Color::Black { play(v, &mut ab, &mut rnd, depth(2)) } else { play(v, &mut rnd, &mut ab, depth(2)) };
         if r.is_some_and(|r| r.outcome == Outcome::Win(ab_color)) {
             won += 1;
         }
@@ -352,13 +337,12 @@ fn baseline_noise_varies_the_moves_but_keeps_a_mate() {
     // Without noise every seed plays one move; with ±50 cp the near-equal opening moves
     // are chosen in turn.
     let firsts = |noise: f64| -> std::collections::HashSet<Move> {
-        (0..12u64)
-            .map(|seed| AlphaBeta::new(v, 1 << 12).with_noise(noise, seed).think(&start, &depth(1)).best.unwrap())
-            .collect()
+        (0..12u64).map(|seed| AlphaBeta::new(v, 1 << 12).with_noise(noise, seed).think(&start, &depth(1)).best.unwrap()).collect()
     };
     assert_eq!(firsts(0.0).len(), 1);
     assert!(firsts(50.0).len() >= 3, "{:?}", firsts(50.0).len());
-    let greedy_firsts: std::collections::HashSet<Move> = (0..12u64).map(|seed| Greedy::new(v, seed).with_noise(50.0).think(&start, &Budget::default()).best.unwrap()).collect();
+    let greedy_firsts: std::collections::HashSet<Move> =
+        (0..12u64).map(|seed| Greedy::new(v, seed).with_noise(50.0).think(&start, &Budget::default()).best.unwrap()).collect();
     assert!(greedy_firsts.len() >= 2);
     // A mate in one is worth far more than any noise: always played, scored as mate.
     let g = game("shogi", "4k4/9/4P4/9/9/9/9/9/4K4 b G 1");

@@ -87,8 +87,7 @@ impl PieceValues {
             if info.royal {
                 continue;
             }
-            let standard =
-                STANDARD.iter().find(|&&(_, b, _)| betza::parse(b).map(|sm| sm == info.movement).unwrap_or(false));
+            let standard = STANDARD.iter().find(|&&(_, b, _)| betza::parse(b).map(|sm| sm == info.movement).unwrap_or(false));
             board[k.index()] = match standard {
                 Some(&(_, _, val)) => val,
                 None => {
@@ -137,7 +136,13 @@ impl PieceValues {
                 self.board[i],
                 self.hand[i],
                 self.mobility[i],
-                if self.board[i] == 0 { "royal" } else if self.derived[i] { "derived" } else { "standard" }
+                if self.board[i] == 0 {
+                    "royal"
+                } else if self.derived[i] {
+                    "derived"
+                } else {
+                    "standard"
+                }
             );
         }
         s

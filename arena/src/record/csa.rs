@@ -143,9 +143,7 @@ fn csa_move(pos: &Position, m: rules::Move) -> Result<String, RecordError> {
             format!("{}{}{}", square(v, from), square(v, to), piece_code(v, after)?)
         }
         MoveKind::Drop { kind, to } => format!("00{}{}", square(v, to), piece_code(v, kind)?),
-        MoveKind::PocketIn { .. } | MoveKind::PocketDrop { .. } => {
-            return Err(RecordError::Unsupported { format: "CSA", variant: v.name.clone() })
-        }
+        MoveKind::PocketIn { .. } | MoveKind::PocketDrop { .. } => return Err(RecordError::Unsupported { format: "CSA", variant: v.name.clone() }),
     })
 }
 
@@ -221,9 +219,7 @@ fn ending(end: Option<GameEnd>, to_move: Color) -> (String, String) {
                 Ending::Rules(TerminationReason::PerpetualCheck | TerminationReason::DropMate) => {
                     format!("%{}ILLEGAL_ACTION", sign(loser))
                 }
-                Ending::Rules(
-                    TerminationReason::Checkmate | TerminationReason::NoLegalMoves | TerminationReason::Flag,
-                )
+                Ending::Rules(TerminationReason::Checkmate | TerminationReason::NoLegalMoves | TerminationReason::Flag)
                 | Ending::Resignation
                 | Ending::AdjudicatedWin
                     if loser_on_move =>

@@ -116,14 +116,7 @@ impl GameRecord {
 fn move_line(number: usize, text: &str, secs: u64, total: u64) -> String {
     let width: usize = text.chars().map(|c| if c.is_ascii() { 1 } else { 2 }).sum();
     let pad = " ".repeat(12usize.saturating_sub(width));
-    format!(
-        "{number:>4} {text}{pad} ({:>2}:{:02}/{:02}:{:02}:{:02})",
-        secs / 60,
-        secs % 60,
-        total / 3600,
-        total % 3600 / 60,
-        total % 60
-    )
+    format!("{number:>4} {text}{pad} ({:>2}:{:02}/{:02}:{:02}:{:02})", secs / 60, secs % 60, total / 3600, total % 3600 / 60, total % 60)
 }
 
 /// The piece's name in move text: 歩 … 龍, the promoted minor pieces in two characters.
@@ -183,9 +176,7 @@ fn kif_move(pos: &Position, m: Move, previous_to: Option<rules::Square>) -> Resu
             format!("{}{}{suffix}({}{})", dest(to), piece_name(v, kind)?, ff + 1, fr + 1)
         }
         MoveKind::Drop { kind, to } => format!("{}{}打", dest(to), piece_name(v, kind)?),
-        MoveKind::PocketIn { .. } | MoveKind::PocketDrop { .. } => {
-            return Err(RecordError::Unsupported { format: "KIF", variant: v.name.clone() })
-        }
+        MoveKind::PocketIn { .. } | MoveKind::PocketDrop { .. } => return Err(RecordError::Unsupported { format: "KIF", variant: v.name.clone() }),
     })
 }
 
@@ -273,9 +264,7 @@ fn ending(end: Option<GameEnd>, to_move: Color, n: usize) -> (&'static str, Stri
             let wins = format!("まで{n}手で{}の勝ち", side_name(winner));
             match end.ending {
                 Ending::Rules(TerminationReason::Checkmate) if loser_on_move => ("詰み", wins),
-                Ending::Rules(TerminationReason::Declaration) if !loser_on_move => {
-                    ("入玉勝ち", format!("まで{n}手で{}の入玉勝ち", side_name(winner)))
-                }
+                Ending::Rules(TerminationReason::Declaration) if !loser_on_move => ("入玉勝ち", format!("まで{n}手で{}の入玉勝ち", side_name(winner))),
                 // A foul by the rules: the loser may or may not be on move.
                 Ending::Rules(TerminationReason::PerpetualCheck | TerminationReason::DropMate) => {
                     if loser_on_move {
@@ -284,17 +273,11 @@ fn ending(end: Option<GameEnd>, to_move: Color, n: usize) -> (&'static str, Stri
                         ("反則勝ち", format!("まで{n}手で{}の反則勝ち", side_name(winner)))
                     }
                 }
-                Ending::Rules(TerminationReason::NoLegalMoves | TerminationReason::Flag)
-                | Ending::Resignation
-                | Ending::AdjudicatedWin
-                    if loser_on_move =>
-                {
+                Ending::Rules(TerminationReason::NoLegalMoves | TerminationReason::Flag) | Ending::Resignation | Ending::AdjudicatedWin if loser_on_move => {
                     ("投了", wins)
                 }
                 Ending::TimeForfeit if loser_on_move => ("切れ負け", wins),
-                Ending::IllegalMove if loser_on_move => {
-                    ("反則負け", format!("まで{n}手で{}の反則負け", side_name(loser)))
-                }
+                Ending::IllegalMove if loser_on_move => ("反則負け", format!("まで{n}手で{}の反則負け", side_name(loser))),
                 // A crash, or an ending that does not fit whose move it is: the game
                 // stopped, and the summary names the winner.
                 _ => ("中断", wins),

@@ -158,8 +158,7 @@ impl GameRecord {
                 }
             }
         }
-        let start = Position::from_sfen(variant, &self.start_sfen)
-            .map_err(|source| RecordError::Sfen { sfen: self.start_sfen.clone(), source })?;
+        let start = Position::from_sfen(variant, &self.start_sfen).map_err(|source| RecordError::Sfen { sfen: self.start_sfen.clone(), source })?;
         let mut game = Game::new(start, self.max_plies);
         for (i, text) in self.moves.iter().enumerate() {
             game.play_usi(text).map_err(|source| RecordError::IllegalMove { ply: i + 1, text: text.clone(), source })?;

@@ -67,11 +67,7 @@ fn repair_tail(f: &mut File, path: &Path) -> std::io::Result<()> {
     if std::str::from_utf8(&tail).ok().is_some_and(|t| serde_json::from_str::<GameRecord>(t).is_ok()) {
         f.write_all(b"\n")?;
     } else {
-        tracing::warn!(
-            "{}: cutting off a truncated last line ({} bytes, left by an interrupted writer)",
-            path.display(),
-            tail.len()
-        );
+        tracing::warn!("{}: cutting off a truncated last line ({} bytes, left by an interrupted writer)", path.display(), tail.len());
         f.set_len(line_start)?;
     }
     Ok(())
@@ -93,18 +89,18 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<GameRecord>, RecordError> {
         };
         let raw = &bytes[start..end];
         start = end + 1;
-        let parsed = std::str::from_utf8(raw)
-            .map_err(|e| e.to_string())
-            .and_then(|t| if t.trim().is_empty() { Ok(None) } else { serde_json::from_str(t).map(Some).map_err(|e| e.to_string()) });
+        let parsed = std::str::from_utf8(raw).map_err(|e| e.to_string()).and_then(|t| {
+            if t.trim().is_empty() {
+                Ok(None)
+            } else {
+                serde_json::from_str(t).map(Some).map_err(|e| e.to_string())
+            }
+        });
         match parsed {
             Ok(Some(r)) => out.push(r),
             Ok(None) => {}
             Err(message) if !terminated => {
-                tracing::warn!(
-                    "{} line {line_no}: ignoring a truncated last line ({} bytes; an interrupted writer?): {message}",
-                    path.display(),
-                    raw.len()
-                );
+                tracing::warn!("{} line {line_no}: ignoring a truncated last line ({} bytes; an interrupted writer?): {message}", path.display(), raw.len());
             }
             Err(message) => return Err(RecordError::CorruptLine { path: path.to_path_buf(), line: line_no, message }),
         }
@@ -121,8 +117,7 @@ impl GameRecord {
     /// The USI command that sets up the game's last position: `position startpos moves
     /// ...` for standard shogi from its start, else `position sfen <SFEN> moves ...`.
     pub fn usi_position(&self) -> String {
-        let startpos = self.variant == "shogi"
-            && Variant::builtin("shogi").is_ok_and(|v| same_sfen(&self.start_sfen, &v.start_sfen));
+        let startpos = self.variant == "shogi" && Variant::builtin("shogi").is_ok_and(|v| same_sfen(&self.start_sfen, &v.start_sfen));
         let head = if startpos { "position startpos".to_string() } else { format!("position sfen {}", self.start_sfen) };
         with_moves(head, &self.moves)
     }
@@ -199,10 +194,7 @@ mod tests {
     fn record_usi_position_and_sfen_line() {
         let r = record(&["7g7f", "3c3d"]);
         assert_eq!(r.usi_position(), "position startpos moves 7g7f 3c3d");
-        assert_eq!(
-            r.sfen_line(),
-            "sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1 moves 7g7f 3c3d"
-        );
+        assert_eq!(r.sfen_line(), "sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1 moves 7g7f 3c3d");
         let v = Variant::builtin("shogi").unwrap();
         assert_eq!(parse_sfen_line(&r.sfen_line(), v).unwrap(), (r.start_sfen.clone(), r.moves.clone()));
         assert_eq!(parse_sfen_line(&r.usi_position(), v).unwrap(), (r.start_sfen.clone(), r.moves.clone()));

@@ -16,10 +16,7 @@
 
 use std::time::Instant;
 
-use model::{
-    cpu_device, cpu_train_device, init_cpu_threads, InferenceNet, Net, NetConfig, TrainBatch,
-    TrainConfig, TrainStep,
-};
+use model::{cpu_device, cpu_train_device, init_cpu_threads, InferenceNet, Net, NetConfig, TrainBatch, TrainConfig, TrainStep};
 use rand::{Rng, SeedableRng};
 
 struct Args {
@@ -46,17 +43,14 @@ fn parse_args() -> Args {
         policy_planes: 140,
         height: 9,
         width: 9,
-        engines: ["burn", "burn_ref", "folded", "train", "train_ref"]
-            .map(String::from)
-            .to_vec(),
+        engines: ["burn", "burn_ref", "folded", "train", "train_ref"].map(String::from).to_vec(),
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < argv.len() {
         let key = argv[i].as_str();
         let val = argv.get(i + 1).cloned().unwrap_or_default();
-        let list =
-            |v: &str| -> Vec<usize> { v.split(',').map(|x| x.parse().expect("number")).collect() };
+        let list = |v: &str| -> Vec<usize> { v.split(',').map(|x| x.parse().expect("number")).collect() };
         match key {
             "--threads" => a.threads = val.parse().expect("threads"),
             "--sizes" => {
@@ -100,21 +94,15 @@ fn timed(seconds: f64, mut f: impl FnMut()) -> (usize, f64) {
 }
 
 fn report(engine: &str, size: &str, kind: &str, batch: usize, per_s: f64) {
-    println!(
-        "{{\"engine\": \"{engine}\", \"size\": \"{size}\", \"kind\": \"{kind}\", \"batch\": {batch}, \"per_s\": {per_s:.2}}}"
-    );
+    println!("{{\"engine\": \"{engine}\", \"size\": \"{size}\", \"kind\": \"{kind}\", \"batch\": {batch}, \"per_s\": {per_s:.2}}}");
 }
 
 fn random_input(rng: &mut impl Rng, len: usize) -> Vec<f32> {
-    (0..len)
-        .map(|_| if rng.random::<f32>() < 0.1 { 1.0 } else { 0.0 })
-        .collect()
+    (0..len).map(|_| if rng.random::<f32>() < 0.1 { 1.0 } else { 0.0 }).collect()
 }
 
 fn softmax_rows(rng: &mut impl Rng, rows: usize, cols: usize) -> Vec<f32> {
-    let mut v: Vec<f32> = (0..rows * cols)
-        .map(|_| rng.random::<f32>().exp())
-        .collect();
+    let mut v: Vec<f32> = (0..rows * cols).map(|_| rng.random::<f32>().exp()).collect();
     for row in v.chunks_exact_mut(cols) {
         let s: f32 = row.iter().sum();
         row.iter_mut().for_each(|x| *x /= s);
@@ -132,8 +120,7 @@ fn main() {
 
     for &(blocks, channels) in &a.sizes {
         let size = format!("{blocks}x{channels}");
-        let cfg = NetConfig::new(a.planes, a.height, a.width, a.policy_planes)
-            .with_tower(blocks, channels);
+        let cfg = NetConfig::new(a.planes, a.height, a.width, a.policy_planes).with_tower(blocks, channels);
         let device = cpu_device();
         let net = Net::new(&cfg, &device).expect("config");
         let folded = InferenceNet::from_net(&net);
@@ -154,13 +141,7 @@ fn main() {
                     let out = net.forward_reference(x);
                     std::hint::black_box(out.value.into_data());
                 });
-                report(
-                    "burn_ref",
-                    &size,
-                    "infer",
-                    batch,
-                    (batch * iters) as f64 / el,
-                );
+                report("burn_ref", &size, "infer", batch, (batch * iters) as f64 / el);
             }
             for (engine, net) in [("folded", &folded), ("folded_im2col", &folded_im2col)] {
                 if !has(engine) {
@@ -185,13 +166,7 @@ fn main() {
             if has("train") {
                 let mut net = Some(Net::new(&cfg, &tdev).expect("config"));
                 let mut step = TrainStep::new(TrainConfig::default(), tdev.clone());
-                let batch = TrainBatch {
-                    batch: b,
-                    input: &input,
-                    policy_target: &pt,
-                    value_target: &vt,
-                    legal_mask: None,
-                };
+                let batch = TrainBatch { batch: b, input: &input, policy_target: &pt, value_target: &vt, legal_mask: None };
                 let (iters, el) = timed(a.seconds, || {
                     let (n, stats) = step.step(net.take().expect("net"), &batch);
                     std::hint::black_box(stats);
@@ -208,13 +183,7 @@ fn main() {
                 let (iters, el) = timed(a.seconds, || {
                     let n = net.take().expect("net");
                     let out = n.forward_reference(input_tensor(&cfg, &input, b, &tdev));
-                    let l = model::train::losses(
-                        out,
-                        matrix(&pt, b, cfg.policy_len(), &tdev),
-                        matrix(&vt, b, 3, &tdev),
-                        None,
-                        1.0,
-                    );
+                    let l = model::train::losses(out, matrix(&pt, b, cfg.policy_len(), &tdev), matrix(&vt, b, 3, &tdev), None, 1.0);
                     let grads = GradientsParams::from_grads(l.total.backward(), &n);
                     let n = optim.step(1e-3, n, grads);
                     std::hint::black_box(l.total.into_scalar::<f32>());
