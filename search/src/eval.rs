@@ -134,9 +134,9 @@ impl<G: SearchGame> Evaluator<G> for RolloutEvaluator {
 /// out once `capacity` entries are held). Thread safe (one mutex; the inner evaluator is
 /// called outside it, with the misses only). A cached entry whose number of priors
 /// differs from the request's number of moves counts as a miss (a key collision).
-/// For [`rules::Game`] the key is the position without history: wrap only evaluators
-/// whose answer depends on nothing else (a network fed repetition or history planes
-/// would need a key that covers them).
+/// For [`rules::Game`] the key covers the position, its repetition count and the game's
+/// progress — everything the network's input planes read — so a network's answers can be
+/// cached across histories (see `SearchGame for rules::Game`).
 pub struct CachedEvaluator<E> {
     inner: E,
     capacity: usize,

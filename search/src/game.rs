@@ -32,8 +32,12 @@ pub trait SearchGame: Clone {
 /// pawn-drop mate, declaration and the ply limit are all decided by [`rules::Game`], so
 /// they enter the tree as exact terminal values.
 ///
-/// [`SearchGame::key`] is the position's Zobrist key (board, hands, pockets, side to
-/// move), without history: two paths to one position share cached evaluations.
+/// [`SearchGame::key`] covers everything the network's input planes read
+/// (`encoding::InputPlanes::encode`): the position's Zobrist key (board, hands, pockets,
+/// side to move), how often the position has occurred (1, 2, 3 or more: the repetition
+/// planes) and the game's progress (ply and length limit: the progress plane). Two
+/// histories reaching one position with different repetition counts or at different
+/// plies are different inputs, so they must not share a cached evaluation.
 impl SearchGame for rules::Game {
     type Move = rules::Move;
 
@@ -55,7 +59,16 @@ impl SearchGame for rules::Game {
     }
     #[inline]
     fn key(&self) -> u64 {
-        self.position().key()
+        let repetitions = self.repetitions().min(3) as u64;
+        let mixed = self.position().key()
+            ^ repetitions.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ (self.ply() as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+            ^ (self.max_plies() as u64).wrapping_mul(0x1656_67B1_9E37_79F9);
+        // A finaliser (SplitMix64) so that the three small numbers spread over all bits.
+        let mut z = mixed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
     }
     fn move_text(&self, m: rules::Move) -> String {
         self.position().move_to_usi(m)

@@ -328,3 +328,33 @@ fn bad_priors_fall_back_to_uniform_and_values_are_clamped() {
     assert_eq!(r.priors, vec![0.5, 0.5]);
     assert_eq!(r.value, 1.0);
 }
+
+/// The cache must not hand an evaluation of one history to another that the network sees
+/// differently: the same position reached with a different repetition count (the
+/// repetition planes) or at another ply (the progress plane) is a different input.
+#[test]
+fn cached_evaluations_do_not_cross_histories() {
+    use rules::{Game, Position, Variant};
+    use search::{CachedEvaluator, EvalRequest, Evaluation, Evaluator, FnEvaluator, SearchGame};
+    let v = Variant::builtin("shogi").unwrap();
+    let start = Game::new(Position::start(v), None);
+    // Shuffle the rooks out and back: the start position again, seen twice now, 4 plies on.
+    let mut twice = start.clone();
+    for m in ["2h3h", "8b7b", "3h2h", "7b8b"] {
+        twice.play_usi(m).unwrap();
+    }
+    assert_eq!(twice.position().key(), start.position().key());
+    assert_eq!((start.repetitions(), twice.repetitions()), (1, 2));
+    assert_ne!(start.key(), twice.key(), "repetition count and ply are part of the key");
+    // A stand-in network that reads what the real one reads: the repetition count and ply.
+    let net = FnEvaluator(|r: &EvalRequest<Game>| Evaluation::uniform(r.moves.len(), 0.1 * r.state.repetitions() as f32 + 0.001 * r.state.ply() as f32));
+    let cached = CachedEvaluator::new(net, 1000);
+    let ask = |g: &Game| cached.evaluate(&[EvalRequest { state: g.clone(), moves: SearchGame::legal_moves(g) }])[0].value;
+    let first = ask(&start);
+    let second = ask(&twice);
+    assert!((first - 0.1).abs() < 1e-6 && (second - 0.204).abs() < 1e-6, "{first} {second}");
+    assert_eq!(cached.hits(), 0);
+    // The same history again is a hit with the same answer.
+    assert_eq!(ask(&twice), second);
+    assert_eq!(cached.hits(), 1);
+}
