@@ -77,6 +77,16 @@ fn config() -> bincode::config::Configuration {
     bincode::config::standard()
 }
 
+/// Largest shard file read (a shard holds one game: a few hundred KiB).
+pub const MAX_SHARD_BYTES: u64 = 256 << 20;
+/// Largest decompressed body, and the most bytes a decoder may claim for containers: a
+/// crafted length prefix or a deflate bomb is an error, never gigabytes allocated.
+pub const MAX_DECODED_BYTES: usize = 1 << 30;
+
+fn decode_config() -> bincode::config::Configuration<bincode::config::LittleEndian, bincode::config::Varint, bincode::config::Limit<MAX_DECODED_BYTES>> {
+    bincode::config::standard().with_limit::<MAX_DECODED_BYTES>()
+}
+
 /// Writes a shard atomically.
 pub fn write_shard(path: &Path, header: &ShardHeader, records: &[Record]) -> Result<(), RecordError> {
     let io = |source| RecordError::Io { path: path.to_path_buf(), source };
@@ -102,6 +112,10 @@ pub fn write_shard(path: &Path, header: &ShardHeader, records: &[Record]) -> Res
 /// Reads and verifies a shard; every failure names the file.
 pub fn read_shard(path: &Path) -> Result<Shard, RecordError> {
     let p = || path.to_path_buf();
+    let size = std::fs::metadata(path).map_err(|source| RecordError::Io { path: p(), source })?.len();
+    if size > MAX_SHARD_BYTES {
+        return Err(RecordError::Decode { path: p(), problem: format!("{size} bytes, more than a shard may hold ({MAX_SHARD_BYTES})") });
+    }
     let bytes = std::fs::read(path).map_err(|source| RecordError::Io { path: p(), source })?;
     if bytes.len() < FIXED_LEN {
         if bytes.len() >= 8 && &bytes[..8] != MAGIC {
@@ -131,9 +145,73 @@ pub fn read_shard(path: &Path) -> Result<Shard, RecordError> {
     }
     let (head, body) = rest.split_at(head_len as usize);
     let decode = |problem: String| RecordError::Decode { path: p(), problem };
-    let (header, _): (ShardHeader, _) = bincode::serde::decode_from_slice(head, config()).map_err(|e| decode(e.to_string()))?;
+    let (header, _): (ShardHeader, _) = bincode::serde::decode_from_slice(head, decode_config()).map_err(|e| decode(e.to_string()))?;
     let mut raw = Vec::new();
-    flate2::read::DeflateDecoder::new(body).read_to_end(&mut raw).map_err(|e| decode(e.to_string()))?;
-    let (records, _): (Vec<Record>, _) = bincode::serde::decode_from_slice(&raw, config()).map_err(|e| decode(e.to_string()))?;
+    flate2::read::DeflateDecoder::new(body).take(MAX_DECODED_BYTES as u64 + 1).read_to_end(&mut raw).map_err(|e| decode(e.to_string()))?;
+    if raw.len() > MAX_DECODED_BYTES {
+        return Err(decode(format!("the body inflates to more than {MAX_DECODED_BYTES} bytes")));
+    }
+    let (records, _): (Vec<Record>, _) = bincode::serde::decode_from_slice(&raw, decode_config()).map_err(|e| decode(e.to_string()))?;
     Ok(Shard { header, records })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shard file around `head` and a body inflating to `raw`, with a valid checksum.
+    fn craft(head: &[u8], raw: &[u8]) -> Vec<u8> {
+        let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+        z.write_all(raw).unwrap();
+        let body = z.finish().unwrap();
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(head);
+        crc.update(&body);
+        let mut out = Vec::new();
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&crc.finalize().to_le_bytes());
+        out.extend_from_slice(&(head.len() as u64).to_le_bytes());
+        out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        out.extend_from_slice(head);
+        out.extend_from_slice(&body);
+        out
+    }
+
+    #[test]
+    fn a_crafted_length_prefix_is_an_error_not_an_allocation() {
+        let header = ShardHeader { variant: "shogi".into(), options: Vec::new(), planes_version: 1, action_version: 1, generation: 1, games: 1 };
+        let head = bincode::serde::encode_to_vec(&header, config()).unwrap();
+        // bincode's varint: tag 253 then a u64: a vector of 2^50 records (petabytes).
+        let mut raw = vec![253u8];
+        raw.extend_from_slice(&(1u64 << 50).to_le_bytes());
+        let dir = std::env::temp_dir().join(format!("shard-crafted-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("evil.shard");
+        std::fs::write(&path, craft(&head, &raw)).unwrap();
+        match read_shard(&path) {
+            Err(RecordError::Decode { path: p, .. }) => assert_eq!(p, path),
+            other => panic!("expected a decode error, got {other:?}"),
+        }
+        // A header string claiming 2^40 bytes: the same.
+        let mut head = vec![5u8];
+        head.extend_from_slice(b"shogi");
+        head.push(253);
+        head.extend_from_slice(&(1u64 << 40).to_le_bytes());
+        std::fs::write(&path, craft(&head, &[0])).unwrap();
+        assert!(matches!(read_shard(&path), Err(RecordError::Decode { .. })));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_oversized_file_is_refused_before_it_is_read() {
+        let dir = std::env::temp_dir().join(format!("shard-big-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("big.shard");
+        let f = std::fs::File::create(&path).unwrap();
+        f.set_len(MAX_SHARD_BYTES + 1).unwrap(); // sparse: no disk used
+        let e = read_shard(&path).unwrap_err().to_string();
+        assert!(e.contains("more than a shard may hold") && e.contains("big.shard"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
