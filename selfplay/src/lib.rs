@@ -7,5 +7,5 @@ mod play;
 mod stats;
 
 pub use config::{ConfigError, SelfplayConfig};
-pub use play::{play_games, shard_path, EndReason, FinishedGame, GameEnd, SelfplayJob};
+pub use play::{play_games, shard_path, EndReason, FinishedGame, GameEnd, SelfplayError, SelfplayJob};
 pub use stats::{Stats, StatsSnapshot};

@@ -66,16 +66,34 @@ struct Slot {
 
 /// Plays the job's games on `job.threads` worker threads, each keeping
 /// `games_in_flight` games going and sending their leaves to `evaluator` in one batch.
-pub fn play_games<E: Evaluator<Game> + ?Sized>(job: &SelfplayJob, evaluator: &E, stats: &Stats) -> Result<Vec<FinishedGame>, RecordError> {
+pub fn play_games<E: Evaluator<Game> + ?Sized>(job: &SelfplayJob, evaluator: &E, stats: &Stats) -> Result<Vec<FinishedGame>, SelfplayError> {
     let next = AtomicU64::new(0);
     let results = std::sync::Mutex::new(Vec::new());
     let first_error = std::sync::Mutex::new(None);
+    // A panicking worker stops the others from starting games and becomes an error
+    // naming its games in flight, instead of unwinding through the caller (whose progress
+    // thread would wait for it forever).
+    let stop = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
         for _ in 0..job.threads.max(1) {
             scope.spawn(|| {
-                if let Err(e) = worker(job, evaluator, stats, &next, &results) {
-                    first_error.lock().unwrap().get_or_insert(e);
-                }
+                let in_flight = std::sync::Mutex::new(Vec::new());
+                let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker(job, evaluator, stats, &next, &results, &stop, &in_flight)));
+                let error = match run {
+                    Ok(Ok(())) => return,
+                    Ok(Err(e)) => SelfplayError::Record(e),
+                    Err(payload) => {
+                        let message = payload
+                            .downcast_ref::<&str>()
+                            .map(|s| s.to_string())
+                            .or_else(|| payload.downcast_ref::<String>().cloned())
+                            .unwrap_or_else(|| "(no message)".into());
+                        let games = in_flight.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                        SelfplayError::Panic { games, message }
+                    }
+                };
+                stop.store(true, Relaxed);
+                first_error.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(error);
             });
         }
     });
@@ -85,6 +103,15 @@ pub fn play_games<E: Evaluator<Game> + ?Sized>(job: &SelfplayJob, evaluator: &E,
     let mut games = results.into_inner().unwrap();
     games.sort_by_key(|g: &FinishedGame| g.game_id);
     Ok(games)
+}
+
+/// Why self-play stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SelfplayError {
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error("self-play panicked while playing game(s) {games:?}: {message}")]
+    Panic { games: Vec<u64>, message: String },
 }
 
 fn start_of(job: &SelfplayJob, game_id: u64) -> (String, Position) {
@@ -115,11 +142,20 @@ fn worker<E: Evaluator<Game> + ?Sized>(
     stats: &Stats,
     next: &AtomicU64,
     results: &std::sync::Mutex<Vec<FinishedGame>>,
+    stop: &std::sync::atomic::AtomicBool,
+    in_flight_ids: &std::sync::Mutex<Vec<u64>>,
 ) -> Result<(), RecordError> {
     let actions = ActionSpace::new(job.variant);
     let claim = || {
+        if stop.load(Relaxed) {
+            return None;
+        }
         let i = next.fetch_add(1, Relaxed) as usize;
-        job.game_ids.get(i).copied()
+        let id = job.game_ids.get(i).copied();
+        if let Some(id) = id {
+            in_flight_ids.lock().unwrap_or_else(|e| e.into_inner()).push(id);
+        }
+        id
     };
     // Share the games evenly so that every worker (and core) has work.
     let fair_share = job.game_ids.len().div_ceil(job.threads.max(1));
@@ -157,7 +193,9 @@ fn worker<E: Evaluator<Game> + ?Sized>(
             if slots[i].search.is_done() {
                 if let Some(end) = step(job, &actions, &mut slots[i], stats) {
                     let slot = slots.swap_remove(i);
+                    let id = slot.game_id;
                     let finished = finish(job, slot, end, stats)?;
+                    in_flight_ids.lock().unwrap_or_else(|e| e.into_inner()).retain(|&g| g != id);
                     results.lock().unwrap().push(finished);
                     if let Some(id) = claim() {
                         slots.push(new_slot(job, id));

@@ -58,3 +58,30 @@ fn one_thread_runs_with_a_seed_are_reproducible() {
     };
     assert_eq!(run(), run());
 }
+
+/// A panic inside self-play (here the evaluator's, on its tenth batch) ends `play_games`
+/// with an error naming the games in flight instead of unwinding into the caller; the
+/// games finished before it keep their shards, so the run can resume.
+#[test]
+fn a_panicking_worker_is_an_error_naming_its_games() {
+    use search::{EvalRequest, Evaluation, Evaluator};
+    use std::sync::atomic::{AtomicU32, Ordering};
+    struct Faulty(AtomicU32);
+    impl Evaluator<rules::Game> for Faulty {
+        fn evaluate(&self, batch: &[EvalRequest<rules::Game>]) -> Vec<Evaluation> {
+            if self.0.fetch_add(1, Ordering::SeqCst) == 9 {
+                panic!("boom in the network");
+            }
+            batch.iter().map(|r| Evaluation::uniform(r.moves.len(), 0.0)).collect()
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let e = play_games(&job(dir.path(), 1, (0..4).collect()), &Faulty(AtomicU32::new(0)), &Stats::default()).unwrap_err();
+    match e {
+        selfplay::SelfplayError::Panic { games, message } => {
+            assert!(message.contains("boom in the network"), "{message}");
+            assert!(!games.is_empty() && games.iter().all(|g| *g < 4), "{games:?}");
+        }
+        other => panic!("expected a panic error, got {other}"),
+    }
+}
