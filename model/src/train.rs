@@ -74,7 +74,11 @@ pub fn losses(output: NetOutput, policy_target: Tensor<2>, value_target: Tensor<
         Some(mask) => output.policy + (mask - 1.0) * 1e9,
         None => output.policy,
     };
-    let policy = (policy_target * log_softmax(logits, 1)).sum_dim(1).mean().neg();
+    // Averaged over the rows that have a policy target (a fast search's move has none: an
+    // all-zero row). A mean over every row would shrink the policy gradient by the share
+    // of rows without a target (70% at the default full_search_fraction of 0.3).
+    let rows_with_target = policy_target.clone().sum_dim(1).sum().clamp_min(1e-6);
+    let policy = (policy_target * log_softmax(logits, 1)).sum_dim(1).sum().neg() / rows_with_target;
     let value = (value_target * log_softmax(output.value, 1)).sum_dim(1).mean().neg();
     let total = policy.clone() + value.clone() * value_weight;
     Losses { total, policy, value }
@@ -198,6 +202,24 @@ mod tests {
         assert!((p1 - want).abs() < 1e-5 && (p2 - want).abs() < 1e-5, "{p1} {p2} {want}");
         let v = l1.value.into_scalar::<f32>();
         assert!((v - 3.0f32.ln()).abs() < 1e-5);
+    }
+
+    /// Rows without a policy target (all-zero, fast-search moves) do not dilute the policy
+    /// loss: a batch of one row with a target and three without has the one row's loss.
+    #[test]
+    fn rows_without_a_policy_target_do_not_dilute_the_policy_loss() {
+        let d = cpu_device();
+        let logits = [1.0f32, 2.0, 3.0, 4.0];
+        // One row, target on the first move: −ln softmax(1.0) = −ln(e / (e + e² + e³ + e⁴)).
+        let want = -(1.0f32.exp() / logits.iter().map(|x| x.exp()).sum::<f32>()).ln();
+        let policy: Vec<f32> = logits.iter().cycle().take(16).copied().collect();
+        let mut target = vec![0.0f32; 16];
+        target[0] = 1.0;
+        let out = NetOutput { policy: matrix(&policy, 4, 4, &d), value: matrix(&[0.0; 12], 4, 3, &d) };
+        let vt = matrix(&[0.0, 1.0, 0.0].repeat(4), 4, 3, &d);
+        let l = losses(out, matrix(&target, 4, 4, &d), vt, None, 1.0);
+        let p = l.policy.into_scalar::<f32>();
+        assert!((p - want).abs() < 1e-5, "policy loss {p}, want {want} (a mean over all rows gives {})", want / 4.0);
     }
 
     /// A tiny net must memorise a fixed batch of 8 random positions with one-hot targets:
