@@ -16,4 +16,4 @@ mod train;
 
 pub use checkpoint::{Checkpoint, CheckpointError};
 pub use config::{TrainerConfig, TrainerConfigError};
-pub use train::{train_generation, GenerationReport, StepLoss, TrainError, TrainJob};
+pub use train::{train_generation, validation_indices, GenerationReport, StepLoss, TrainError, TrainJob};

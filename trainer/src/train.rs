@@ -1,7 +1,7 @@
 //! One generation of training, resumable at any checkpoint.
 
 use crate::checkpoint::{Checkpoint, CheckpointError};
-use crate::data::{epoch_order, record_uses, Batcher, Window};
+use crate::data::{epoch_order, record_uses, Batcher, Sample, Window};
 use crate::TrainerConfig;
 use model::{cpu_train_device, save_model_tagged, GameTag, LossStats, ModelIoError, Net, NetConfig, TrainBatch, TrainConfig, TrainStep};
 use rand::SeedableRng;
@@ -195,6 +195,14 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
     Ok(report)
 }
 
+/// Which `n` of `len` held-out positions are evaluated: evenly spaced over the whole
+/// held-out set, which runs from the window's oldest generation to its newest (the first
+/// `n` would measure only the oldest data).
+pub fn validation_indices(len: usize, n: usize) -> Vec<usize> {
+    let n = n.min(len);
+    (0..n).map(|i| i * len / n).collect()
+}
+
 /// Mean eval-mode losses over (up to `validation_positions` of) the held-out games.
 fn validate(net: &Net, batcher: &Batcher, window: &Window, cfg: &TrainerConfig) -> Option<LossStats> {
     let n = window.validation.len().min(cfg.validation_positions);
@@ -204,7 +212,8 @@ fn validate(net: &Net, batcher: &Batcher, window: &Window, cfg: &TrainerConfig) 
     let mut sum = [0.0f64; 3];
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     let no_mirror = Batcher::new(batcher.planes().variant(), false);
-    for chunk in window.validation[..n].chunks(cfg.batch_size) {
+    let sample: Vec<&Sample> = validation_indices(window.validation.len(), n).into_iter().map(|i| &window.validation[i]).collect();
+    for chunk in sample.chunks(cfg.batch_size) {
         let records: Vec<_> = chunk.iter().map(|s| &s.record).collect();
         let d = no_mirror.build(&records, &mut rng);
         let l = model::train::eval_losses(

@@ -66,3 +66,16 @@ fn corrupt_shard_is_skipped_naming_the_file_and_corrupt_checkpoint_refused() {
     assert!(err.contains("trainer.ckpt") && err.contains("refusing"), "{err}");
     assert!(Checkpoint::load(&dir.path().join("trainer.ckpt")).is_err());
 }
+
+/// Validation evaluates a sample spread over the whole held-out set (oldest to newest
+/// generation), not its first positions: 5 of 10 are 0, 2, 4, 6, 8; 3 of 9 are 0, 3, 6.
+#[test]
+fn validation_samples_the_whole_window() {
+    assert_eq!(trainer::validation_indices(10, 5), vec![0, 2, 4, 6, 8]);
+    assert_eq!(trainer::validation_indices(9, 3), vec![0, 3, 6]);
+    assert_eq!(trainer::validation_indices(4, 10), vec![0, 1, 2, 3]);
+    assert!(trainer::validation_indices(0, 5).is_empty());
+    let picked = trainer::validation_indices(100_000, 2048);
+    // The last is ⌊2047 · 100000 / 2048⌋ = ⌊99951.17⌋: within 49 positions of the newest.
+    assert_eq!(*picked.last().unwrap(), 99_951);
+}
