@@ -20,7 +20,6 @@ use crate::stats::Sprt;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
@@ -313,57 +312,25 @@ pub fn parse_limit(text: &str) -> Result<Limit, TournamentError> {
         .ok_or_else(|| TournamentError::Invalid(format!("limit '{text}' sets nothing")))
 }
 
-/// Reads the results file; a truncated last line (a killed writer) is ignored.
+/// Reads the results file (`records::jsonl`: a truncated last line, a killed writer's,
+/// is ignored); a game recorded twice counts once.
 pub fn read_results(path: &Path) -> Result<Vec<JobResult>, TournamentError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(io_err(path)(e)),
-    };
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out = Vec::new();
+    let all: Vec<JobResult> = records::jsonl::read(path).map_err(|e| results_error(path, e))?;
     let mut seen = HashSet::new();
-    for (i, line) in lines.iter().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<JobResult>(line) {
-            Ok(r) => {
-                if seen.insert(r.job.id) {
-                    out.push(r);
-                }
-            }
-            Err(e) if i + 1 == lines.len() && !text.ends_with('\n') => {
-                tracing::warn!("{}: ignoring a truncated last line ({e})", path.display());
-            }
-            Err(e) => return Err(TournamentError::Results { path: path.display().to_string(), line: i + 1, problem: e.to_string() }),
-        }
-    }
-    Ok(out)
+    Ok(all.into_iter().filter(|r| seen.insert(r.job.id)).collect())
 }
 
-/// Removes a partial last line (a writer killed mid-line) so that appending starts on a
-/// fresh line; the finished lines are kept byte for byte.
-fn drop_partial_line(path: &Path) -> Result<(), TournamentError> {
-    let text = match std::fs::read(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io_err(path)(e)),
-    };
-    if text.is_empty() || text.ends_with(b"\n") {
-        return Ok(());
+fn results_error(path: &Path, e: records::jsonl::JsonlError) -> TournamentError {
+    match e {
+        records::jsonl::JsonlError::Io { source, .. } => TournamentError::Io { path: path.display().to_string(), source },
+        records::jsonl::JsonlError::Line { line, message, .. } => TournamentError::Results { path: path.display().to_string(), line, problem: message },
     }
-    let keep = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    records::write_atomic(path, &text[..keep]).map_err(io_err(path))
 }
 
-/// Appends one result as a line and flushes it to disk before returning.
+/// Appends one result as a line, flushed to disk before it returns (a partial last line
+/// left by a kill is cut off first).
 fn append_result(path: &Path, r: &JobResult) -> Result<(), TournamentError> {
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(io_err(path))?;
-    let mut line = serde_json::to_string(r).map_err(|e| TournamentError::Invalid(e.to_string()))?;
-    line.push('\n');
-    f.write_all(line.as_bytes()).map_err(io_err(path))?;
-    f.sync_data().map_err(io_err(path))
+    records::jsonl::append(path, r).map_err(|e| results_error(path, e))
 }
 
 /// Where a finished job's results are in a resumed tournament: a previous run, or
@@ -405,7 +372,6 @@ pub fn run(cfg: &TournamentConfig, show_progress: bool) -> Result<Report, Tourna
     let openings = cfg.openings(variant)?;
     let results_path = dir.join("results.jsonl");
     let done = read_results(&results_path)?;
-    drop_partial_line(&results_path)?;
     let done_ids: HashSet<u64> = done.iter().map(|r| r.job.id).collect();
     let todo: Vec<Job> = cfg.jobs().into_iter().filter(|j| !done_ids.contains(&j.id)).collect();
     let total = cfg.jobs().len() as u64;

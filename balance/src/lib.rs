@@ -69,7 +69,6 @@ pub fn run_study(cfg: &StudyConfig, opts: &RunOptions) -> Result<StudyReport, Ba
     }
     study::create_dir(&dir)?;
     registry.save(&dir)?;
-    results::drop_partial_line(&results_path)?;
 
     let planned = study::plan(&registry, &tiers, &starts, cfg.games_per_cell);
     let total = planned.len() as u64;

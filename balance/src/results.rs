@@ -1,13 +1,12 @@
 //! `results.jsonl`: one arena [`JobResult`] per finished game, appended and flushed to
-//! disk as each game ends, as the arena's tournaments do. On restart a partial last line
-//! (a writer killed mid-line) is dropped and the finished lines are kept byte for byte;
+//! disk as each game ends, as the arena's tournaments do (`records::jsonl`): a partial last
+//! line (a writer killed mid-line) is dropped and the finished lines are kept byte for byte;
 //! every line is checked against the study's cells, so a foreign or corrupt file is an
 //! error rather than a silently wrong table.
 
-use crate::error::{io_err, BalanceError};
+use crate::error::BalanceError;
 use crate::registry::{Registry, CELL_STRIDE};
 use arena::runner::JobResult;
-use std::io::Write;
 use std::path::Path;
 
 /// Reads the finished games (ids deduplicated, a truncated last line ignored) and checks
@@ -51,26 +50,8 @@ fn check(path: &Path, r: &JobResult, registry: &Registry) -> Result<(), BalanceE
     Ok(())
 }
 
-/// Removes a partial last line so that appending starts on a fresh line.
-pub fn drop_partial_line(path: &Path) -> Result<(), BalanceError> {
-    let text = match std::fs::read(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io_err(path)(e)),
-    };
-    if text.is_empty() || text.ends_with(b"\n") {
-        return Ok(());
-    }
-    let keep = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    tracing::warn!("{}: dropping a partial last line ({} bytes)", path.display(), text.len() - keep);
-    records::write_atomic(path, &text[..keep]).map_err(io_err(path))
-}
-
-/// Appends one result as a line and flushes it to disk before returning.
+/// Appends one result as a line, flushed to disk before it returns; a partial last line
+/// left by a kill is cut off first (`records::jsonl`).
 pub fn append(path: &Path, r: &JobResult) -> Result<(), BalanceError> {
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(io_err(path))?;
-    let mut line = serde_json::to_string(r).map_err(|e| BalanceError::Results { path: path.display().to_string(), problem: e.to_string() })?;
-    line.push('\n');
-    f.write_all(line.as_bytes()).map_err(io_err(path))?;
-    f.sync_data().map_err(io_err(path))
+    records::jsonl::append(path, r).map_err(|e| BalanceError::Results { path: path.display().to_string(), problem: e.to_string() })
 }

@@ -8,6 +8,7 @@
 //! rename), so a killed writer leaves either the whole shard or none.
 
 mod atomic;
+pub mod jsonl;
 mod shard;
 
 pub use atomic::{write_atomic, AtomicFile};

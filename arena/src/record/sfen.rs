@@ -9,103 +9,29 @@
 
 use super::{GameRecord, RecordError};
 use rules::Variant;
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
-use std::sync::Mutex;
-
-/// Appends in this process take turns, so that one append's repair of a truncated last
-/// line never cuts into another's record. (Appends from several processes to one file
-/// are not supported.)
-static APPEND: Mutex<()> = Mutex::new(());
 
 /// Appends `record` to the JSON Lines file at `path` (created if missing) as one line,
-/// then syncs the file to disk. A partial last line left by a killed writer is cut off
-/// first (with a warning), so the file stays one record a line.
+/// then syncs the file to disk; a partial last line left by a killed writer is cut off
+/// first (`records::jsonl`).
 pub fn append_jsonl(path: &Path, record: &GameRecord) -> Result<(), RecordError> {
-    let mut line = serde_json::to_string(record).map_err(|e| RecordError::Json(e.to_string()))?;
-    line.push('\n');
-    let io = |source| RecordError::Io { path: path.to_path_buf(), source };
-    let _turn = APPEND.lock().unwrap_or_else(|e| e.into_inner());
-    let mut f = OpenOptions::new().create(true).read(true).append(true).open(path).map_err(io)?;
-    repair_tail(&mut f, path).map_err(io)?;
-    f.write_all(line.as_bytes()).map_err(io)?;
-    f.sync_data().map_err(io)
+    records::jsonl::append(path, record).map_err(|e| jsonl_error(path, e))
 }
 
-/// If the file does not end with a line break: a complete record there gets its line
-/// break; anything else (part of a record) is cut off.
-fn repair_tail(f: &mut File, path: &Path) -> std::io::Result<()> {
-    let len = f.metadata()?.len();
-    if len == 0 {
-        return Ok(());
-    }
-    let mut last = [0u8; 1];
-    f.seek(SeekFrom::Start(len - 1))?;
-    f.read_exact(&mut last)?;
-    if last[0] == b'\n' {
-        return Ok(());
-    }
-    // Find where the last line starts, reading backwards in chunks.
-    let mut line_start = 0;
-    let mut end = len;
-    let mut buf = vec![0u8; 64 * 1024];
-    'search: while end > 0 {
-        let start = end.saturating_sub(buf.len() as u64);
-        let chunk = &mut buf[..(end - start) as usize];
-        f.seek(SeekFrom::Start(start))?;
-        f.read_exact(chunk)?;
-        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
-            line_start = start + i as u64 + 1;
-            break 'search;
-        }
-        end = start;
-    }
-    let mut tail = Vec::with_capacity((len - line_start) as usize);
-    f.seek(SeekFrom::Start(line_start))?;
-    f.read_to_end(&mut tail)?;
-    if std::str::from_utf8(&tail).ok().is_some_and(|t| serde_json::from_str::<GameRecord>(t).is_ok()) {
-        f.write_all(b"\n")?;
-    } else {
-        tracing::warn!("{}: cutting off a truncated last line ({} bytes, left by an interrupted writer)", path.display(), tail.len());
-        f.set_len(line_start)?;
-    }
-    Ok(())
-}
-
-/// Reads every record of a JSON Lines file. Blank lines are skipped. A last line without
-/// its line break that is not a whole record (a killed writer's) is ignored with a
-/// warning; any other line that is not a record is an error naming the file and line.
+/// Reads every record of a JSON Lines file; a truncated last line (a killed writer's) is
+/// ignored with a warning, any other bad line is an error naming the file and line.
 pub fn read_jsonl(path: &Path) -> Result<Vec<GameRecord>, RecordError> {
-    let bytes = std::fs::read(path).map_err(|source| RecordError::Io { path: path.to_path_buf(), source })?;
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut line_no = 0;
-    while start < bytes.len() {
-        line_no += 1;
-        let (end, terminated) = match bytes[start..].iter().position(|&b| b == b'\n') {
-            Some(i) => (start + i, true),
-            None => (bytes.len(), false),
-        };
-        let raw = &bytes[start..end];
-        start = end + 1;
-        let parsed = std::str::from_utf8(raw).map_err(|e| e.to_string()).and_then(|t| {
-            if t.trim().is_empty() {
-                Ok(None)
-            } else {
-                serde_json::from_str(t).map(Some).map_err(|e| e.to_string())
-            }
-        });
-        match parsed {
-            Ok(Some(r)) => out.push(r),
-            Ok(None) => {}
-            Err(message) if !terminated => {
-                tracing::warn!("{} line {line_no}: ignoring a truncated last line ({} bytes; an interrupted writer?): {message}", path.display(), raw.len());
-            }
-            Err(message) => return Err(RecordError::CorruptLine { path: path.to_path_buf(), line: line_no, message }),
-        }
+    if !path.exists() {
+        return Err(RecordError::Io { path: path.to_path_buf(), source: std::io::Error::from(std::io::ErrorKind::NotFound) });
     }
-    Ok(out)
+    records::jsonl::read(path).map_err(|e| jsonl_error(path, e))
+}
+
+fn jsonl_error(path: &Path, e: records::jsonl::JsonlError) -> RecordError {
+    match e {
+        records::jsonl::JsonlError::Io { source, .. } => RecordError::Io { path: path.to_path_buf(), source },
+        records::jsonl::JsonlError::Line { line, message, .. } => RecordError::CorruptLine { path: path.to_path_buf(), line, message },
+    }
 }
 
 impl GameRecord {
