@@ -29,13 +29,7 @@ fn cshogi_python() -> PathBuf {
 }
 
 fn tiny_model(variant: &'static Variant, dir: &Path) {
-    let planes = encoding::InputPlanes::new(variant);
-    let actions = encoding::ActionSpace::new(variant);
-    let (h, w) = planes.board_shape();
-    let c = model::NetConfig::new(planes.num_planes(), h, w, actions.num_planes()).with_tower(1, 8);
-    let device = model::cpu_device();
-    device.seed(11);
-    model::save_model(&model::Net::new(&c, &device).unwrap(), dir).unwrap();
+    neteval::save_random_model(variant, dir, 1, 8, 11).unwrap();
 }
 
 fn gauntlet(players: Vec<String>, out: &Path) -> TournamentConfig {

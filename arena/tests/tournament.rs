@@ -11,14 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// A checkpoint with random weights: a valid model that plays legal moves.
 fn tiny_model(variant: &'static Variant, dir: &Path) {
-    let planes = encoding::InputPlanes::new(variant);
-    let actions = encoding::ActionSpace::new(variant);
-    let (h, w) = planes.board_shape();
-    let c = model::NetConfig::new(planes.num_planes(), h, w, actions.num_planes()).with_tower(1, 8);
-    let device = model::cpu_device();
-    device.seed(7);
-    let net = model::Net::new(&c, &device).unwrap();
-    model::save_model(&net, dir).unwrap();
+    neteval::save_random_model(variant, dir, 1, 8, 7).unwrap();
 }
 
 fn config(variant: &str, players: &[&str], out: &Path) -> TournamentConfig {

@@ -329,14 +329,7 @@ fn malformed_study_files_are_reported() {
 
 /// A checkpoint with random weights for Pocket Shogi Copper.
 fn tiny_model(dir: &Path, seed: u64) {
-    let v = rules::Variant::builtin("pocket-copper").unwrap();
-    let planes = encoding::InputPlanes::new(v);
-    let actions = encoding::ActionSpace::new(v);
-    let (h, w) = planes.board_shape();
-    let c = model::NetConfig::new(planes.num_planes(), h, w, actions.num_planes()).with_tower(1, 8);
-    let device = model::cpu_device();
-    device.seed(seed);
-    model::save_model(&model::Net::new(&c, &device).unwrap(), dir).unwrap();
+    neteval::save_random_model(rules::Variant::builtin("pocket-copper").unwrap(), dir, 1, 8, seed).unwrap();
 }
 
 fn repo() -> PathBuf {

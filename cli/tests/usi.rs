@@ -14,14 +14,7 @@ fn root() -> PathBuf {
 
 /// A checkpoint with random weights for `variant`.
 fn tiny_model(variant: &str, dir: &Path) {
-    let v = rules::Variant::builtin(variant).unwrap();
-    let planes = encoding::InputPlanes::new(v);
-    let actions = encoding::ActionSpace::new(v);
-    let (h, w) = planes.board_shape();
-    let c = model::NetConfig::new(planes.num_planes(), h, w, actions.num_planes()).with_tower(1, 8);
-    let device = model::cpu_device();
-    device.seed(3);
-    model::save_model(&model::Net::new(&c, &device).unwrap(), dir).unwrap();
+    neteval::save_random_model(rules::Variant::builtin(variant).unwrap(), dir, 1, 8, 3).unwrap();
 }
 
 struct Engine {

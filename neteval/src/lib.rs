@@ -50,6 +50,26 @@ pub fn check_tag(tag: &model::GameTag, variant: &Variant) -> Result<(), String> 
     Ok(())
 }
 
+/// Saves a network with random weights (seeded) for `variant` into `dir`, tagged with the
+/// variant and this build's encodings: what a fresh run starts from, and a legal (if
+/// weak) checkpoint for trying the arena, the USI engine or a study end to end.
+pub fn save_random_model(variant: &'static Variant, dir: &Path, blocks: usize, channels: usize, seed: u64) -> Result<(), model::ModelIoError> {
+    let planes = InputPlanes::new(variant);
+    let actions = ActionSpace::new(variant);
+    let (h, w) = planes.board_shape();
+    let config = model::NetConfig::new(planes.num_planes(), h, w, actions.num_planes()).with_tower(blocks, channels);
+    let device = model::cpu_device();
+    device.seed(seed);
+    let net = model::Net::new(&config, &device).map_err(|e| model::ModelIoError::Manifest { path: dir.to_path_buf(), message: e.to_string() })?;
+    let tag = model::GameTag {
+        variant: variant.name.clone(),
+        options: variant.options.clone(),
+        planes_version: encoding::PLANES_VERSION,
+        action_version: encoding::ACTION_VERSION,
+    };
+    model::save_model_tagged(&net, dir, &tag)
+}
+
 #[derive(Clone)]
 pub struct NetEvaluator {
     net: InferenceNet,
