@@ -7,7 +7,9 @@
 //! `depth`, `movetime`, `btime wtime byoyomi`, `btime wtime binc winc`, `infinite`,
 //! `ponder`; `stop`; `ponderhit`; `gameover win|lose|draw`; `quit`. Answers: `info depth …
 //! nodes … nps … time … score cp X|mate N pv …` and `bestmove M`, `bestmove resign` when
-//! mated, `bestmove win` when the 27-point declaration conditions hold.
+//! mated, `bestmove win` when the 27-point declaration conditions hold. A network player
+//! answers `stop` at once; a baseline searches in one uninterruptible call, so its
+//! `go infinite` or `go ponder` thinks at most 5 s.
 //!
 //! Variants: the option `USI_Variant` (also accepted as `UCI_Variant`, as Fairy-Stockfish
 //! names it) selects `shogi`, `pocket-copper`, `hand-shogi` or `minishogi`; the option
@@ -103,7 +105,11 @@ pub fn serve(setup: EngineSetup, input: impl BufRead, output: Box<dyn Write + Se
                     let player = factory.as_ref().unwrap().instance(1);
                     let (tx, rx) = channel();
                     let o = out.clone();
-                    let handle = std::thread::spawn(move || think_loop(player, rx, o));
+                    // `stop` interrupts a search player at once; a baseline thinks in one
+                    // uninterruptible call, so its "infinite" search is capped.
+                    let infinite_ms =
+                        if matches!(setup.spec.kind, crate::spec::Kind::Checkpoint(_) | crate::spec::Kind::Uniform) { 24 * 3600 * 1000 } else { 5000 };
+                    let handle = std::thread::spawn(move || think_loop(player, rx, o, infinite_ms));
                     worker = Some((tx, handle));
                 }
                 say(&out, "readyok");
@@ -205,7 +211,7 @@ pub fn serve(setup: EngineSetup, input: impl BufRead, output: Box<dyn Write + Se
 }
 
 /// The thinking thread: runs one search at a time, answers `stop` and `ponderhit`.
-fn think_loop(mut player: Box<dyn Player>, rx: Receiver<ToWorker>, out: Out) {
+fn think_loop(mut player: Box<dyn Player>, rx: Receiver<ToWorker>, out: Out, infinite_ms: u64) {
     let mut answers: Vec<Answer> = Vec::new();
     loop {
         let Ok(msg) = rx.recv() else { return };
@@ -217,7 +223,7 @@ fn think_loop(mut player: Box<dyn Player>, rx: Receiver<ToWorker>, out: Out) {
         let started = Instant::now();
         let _ = player.new_game(0);
         // While pondering or searching infinitely, think without a clock until told.
-        let think_view = if hold { ClockView { limit: Limit::MoveTime(24 * 3600 * 1000), remaining_ms: view.remaining_ms } } else { view };
+        let think_view = if hold { ClockView { limit: Limit::MoveTime(infinite_ms), remaining_ms: view.remaining_ms } } else { view };
         player.go(0, &game, &think_view);
         let mut stop_at: Option<Instant> = None;
         let mut result: Option<Reply> = None;
