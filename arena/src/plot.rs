@@ -11,22 +11,20 @@ pub struct Series<'a> {
     pub color: RGBColor,
 }
 
+/// The smallest and largest of `values`, widened by `widen` on each side when they are
+/// equal (a single point still gets an axis); `None` when there is no value.
+fn range(values: impl Iterator<Item = f64>, widen: f64) -> Option<(f64, f64)> {
+    let (lo, hi) = values.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+    if lo > hi {
+        return None;
+    }
+    Some(if hi <= lo { (lo - widen, hi + widen) } else { (lo, hi) })
+}
+
 /// Line chart of several series; points are also marked when a series is short.
 pub fn line_chart(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[Series]) -> Result<(), String> {
     let all: Vec<(f64, f64)> = series.iter().flat_map(|s| s.points.iter().copied()).filter(|p| p.1.is_finite()).collect();
-    if all.is_empty() {
-        return Ok(());
-    }
-    let (mut x0, mut x1) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
-    let (mut y0, mut y1) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.1), b.max(p.1)));
-    if x1 <= x0 {
-        x0 -= 1.0;
-        x1 += 1.0;
-    }
-    if y1 <= y0 {
-        y0 -= 0.5;
-        y1 += 0.5;
-    }
+    let (Some((x0, x1)), Some((y0, y1))) = (range(all.iter().map(|p| p.0), 1.0), range(all.iter().map(|p| p.1), 0.5)) else { return Ok(()) };
     let pad = (y1 - y0) * 0.05;
     let tmp = path.with_extension("svg.tmp");
     {
@@ -70,14 +68,7 @@ pub struct Interval {
 /// list, or Black's score per start). Items are drawn top to bottom in the given order.
 pub fn interval_chart(path: &Path, title: &str, x_label: &str, items: &[Interval]) -> Result<(), String> {
     let finite: Vec<f64> = items.iter().flat_map(|i| [i.value, i.lo, i.hi]).filter(|x| x.is_finite()).collect();
-    if finite.is_empty() {
-        return Ok(());
-    }
-    let (mut x0, mut x1) = finite.iter().fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
-    if x1 <= x0 {
-        x0 -= 1.0;
-        x1 += 1.0;
-    }
+    let Some((x0, x1)) = range(finite.iter().copied(), 1.0) else { return Ok(()) };
     let pad = (x1 - x0) * 0.08;
     let n = items.len();
     let tmp = path.with_extension("svg.tmp");
@@ -126,24 +117,8 @@ pub fn interval_chart(path: &Path, title: &str, x_label: &str, items: &[Interval
 pub type Band<'a> = (&'a str, RGBColor, Vec<(f64, f64, f64, f64)>);
 
 pub fn band_chart(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[Band]) -> Result<(), String> {
-    let mut lines = Vec::new();
-    for (name, color, pts) in series {
-        lines.push(Series { name, points: pts.iter().map(|p| (p.0, p.1)).collect(), color: *color });
-    }
     let all: Vec<(f64, f64)> = series.iter().flat_map(|s| s.2.iter().flat_map(|p| [(p.0, p.2), (p.0, p.3)])).filter(|p| p.1.is_finite()).collect();
-    if all.is_empty() {
-        return Ok(());
-    }
-    let (mut x0, mut x1) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.0), b.max(p.0)));
-    let (mut y0, mut y1) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.1), b.max(p.1)));
-    if x1 <= x0 {
-        x0 -= 1.0;
-        x1 += 1.0;
-    }
-    if y1 <= y0 {
-        y0 -= 1.0;
-        y1 += 1.0;
-    }
+    let (Some((x0, x1)), Some((y0, y1))) = (range(all.iter().map(|p| p.0), 1.0), range(all.iter().map(|p| p.1), 1.0)) else { return Ok(()) };
     let pad = (y1 - y0) * 0.05;
     let tmp = path.with_extension("svg.tmp");
     {
@@ -174,4 +149,29 @@ pub fn band_chart(path: &Path, title: &str, x_label: &str, y_label: &str, series
     }
     std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axis_ranges() {
+        assert_eq!(range(std::iter::empty(), 1.0), None);
+        assert_eq!(range([3.0].into_iter(), 1.0), Some((2.0, 4.0)));
+        assert_eq!(range([5.0, 1.0, 2.0].into_iter(), 1.0), Some((1.0, 5.0)));
+    }
+
+    #[test]
+    fn charts_are_written_and_empty_ones_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("l.svg");
+        line_chart(&p, "t", "x", "y", &[Series { name: "s", points: vec![(1.0, 2.0), (2.0, 3.0)], color: RGBColor(0, 0, 0) }]).unwrap();
+        assert!(std::fs::read_to_string(&p).unwrap().contains("<svg"));
+        let q = dir.path().join("empty.svg");
+        line_chart(&q, "t", "x", "y", &[]).unwrap();
+        band_chart(&q, "t", "x", "y", &[]).unwrap();
+        interval_chart(&q, "t", "x", &[]).unwrap();
+        assert!(!q.exists());
+    }
 }
