@@ -39,17 +39,7 @@ impl GameEnd {
     /// A short name for tables and logs: `checkmate`, `resignation`, `time`, …
     pub fn name(&self) -> &'static str {
         match self.ending {
-            Ending::Rules(r) => match r {
-                TerminationReason::Checkmate => "checkmate",
-                TerminationReason::NoLegalMoves => "no-legal-moves",
-                TerminationReason::DropMate => "pawn-drop-mate",
-                TerminationReason::Flag => "flag",
-                TerminationReason::PerpetualCheck => "perpetual-check",
-                TerminationReason::Repetition => "repetition",
-                TerminationReason::Declaration => "declaration",
-                TerminationReason::NoCapture => "no-capture",
-                TerminationReason::MaxPlies => "max-plies",
-            },
+            Ending::Rules(r) => r.name(),
             Ending::Resignation => "resignation",
             Ending::IllegalMove => "illegal-move",
             Ending::TimeForfeit => "time-forfeit",

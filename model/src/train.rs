@@ -160,6 +160,17 @@ pub fn eval_losses(net: &Net, batch: &TrainBatch<'_>, value_weight: f32) -> Loss
     LossStats { total: l.total.into_scalar::<f32>(), policy: l.policy.into_scalar::<f32>(), value: l.value.into_scalar::<f32>() }
 }
 
+/// Eval-mode WDL probabilities (win, draw, loss for the side to move) of `net` for a batch
+/// of `[batch, input_planes, H, W]` inputs.
+pub fn eval_value_probs(net: &Net, input: &[f32], batch: usize) -> Vec<[f32; 3]> {
+    let net = net.valid();
+    let cfg = net.config().clone();
+    let d = net.devices().into_iter().next().unwrap_or_else(crate::device::cpu_device);
+    let output = net.forward(input_tensor(&cfg, input, batch, &d));
+    let probs = crate::tensor_util::to_vec(burn::tensor::activation::softmax(output.value, 1));
+    probs.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect()
+}
+
 /// Optimiser state for checkpoints, so that a resumed run continues exactly.
 impl TrainStep {
     /// Serialised optimiser state (AdamW moments and step counts).

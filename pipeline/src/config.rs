@@ -84,6 +84,20 @@ impl RunConfig {
         if self.evaluation.opening_plies > 40 {
             bail!("evaluation.opening_plies: {} is outside 0..=40", self.evaluation.opening_plies);
         }
+        // Evaluation games start with `opening_plies` random plies and end at the self-play
+        // length limit: an opening as long as the game would leave nothing to play.
+        if self.evaluation.opening_plies >= self.selfplay.max_plies {
+            bail!("evaluation.opening_plies ({}) must be below selfplay.max_plies ({})", self.evaluation.opening_plies, self.selfplay.max_plies);
+        }
+        // Game ids are generation × GAME_ID_STRIDE + index: more games would collide with
+        // the next generation's ids (and seeds).
+        if self.selfplay.games as u64 > crate::run_loop::GAME_ID_STRIDE {
+            bail!(
+                "selfplay.games: {} is more than {} per generation (game ids would collide across generations)",
+                self.selfplay.games,
+                crate::run_loop::GAME_ID_STRIDE
+            );
+        }
         if self.evaluation.anchor_pairs > 0 {
             arena::PlayerSpec::parse(&self.evaluation.anchor).map_err(|e| anyhow::anyhow!("evaluation.anchor: {e}"))?;
         }
@@ -115,5 +129,52 @@ impl RunConfig {
 
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("configs serialise")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn default_config() -> RunConfig {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/default.toml");
+        RunConfig::load(&path).unwrap()
+    }
+
+    /// Cross-field constraints are refused at load time with a message naming the keys
+    /// (an opening as long as the game used to loop forever; more games than the id
+    /// stride used to reuse the next generation's ids and seeds).
+    #[test]
+    fn cross_field_constraints_name_their_keys() {
+        let mut c = default_config();
+        c.evaluation.opening_plies = 10;
+        c.selfplay.max_plies = 10;
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("evaluation.opening_plies") && e.contains("selfplay.max_plies"), "{e}");
+        c.selfplay.max_plies = 11;
+        c.validate().unwrap();
+
+        let mut c = default_config();
+        c.selfplay.games = crate::run_loop::GAME_ID_STRIDE as u32 + 1;
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("selfplay.games") && e.contains("collide"), "{e}");
+        c.selfplay.games = crate::run_loop::GAME_ID_STRIDE as u32;
+        c.validate().unwrap();
+
+        let mut c = default_config();
+        c.training.search_value_share = 1.5;
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("training.search_value_share"), "{e}");
+    }
+
+    /// A run directory's saved config from before `search_value_share` existed still
+    /// loads (as 0: the result-only target it was trained with).
+    #[test]
+    fn configs_without_the_newer_keys_load() {
+        let text = default_config().to_toml();
+        let old: String = text.lines().filter(|l| !l.starts_with("search_value_share")).collect::<Vec<_>>().join("\n");
+        assert_ne!(old, text);
+        let c: RunConfig = toml::from_str(&old).unwrap();
+        assert_eq!(c.training.search_value_share, 0.0);
     }
 }

@@ -23,6 +23,9 @@ pub struct MatchResult {
     /// A's wins as Black and as White, for the colour balance.
     pub wins_as_black: u32,
     pub wins_as_white: u32,
+    /// Games by how they ended (`checkmate`, `max-plies`, `resignation`, …).
+    #[serde(default)]
+    pub endings: std::collections::BTreeMap<String, u64>,
 }
 
 impl MatchResult {
@@ -69,6 +72,7 @@ impl MatchResult {
             losses: p.losses as u32,
             wins_as_black: p.as_black[0] as u32,
             wins_as_white: p.as_white[0] as u32,
+            endings: Default::default(),
         }
     }
 }
@@ -103,7 +107,7 @@ pub fn play_match(spec: &MatchSpec, dir: &Path, show_progress: bool) -> anyhow::
     t.seed = spec.seed;
     t.out_dir = dir.to_path_buf();
     let report = arena::tournament::run(&t, show_progress)?;
-    Ok(MatchResult::from_pairing(&report.pairings[0]))
+    Ok(MatchResult { endings: report.endings.clone(), ..MatchResult::from_pairing(&report.pairings[0]) })
 }
 
 #[cfg(test)]

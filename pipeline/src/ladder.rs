@@ -7,7 +7,7 @@
 //! `plots/ladder.svg` (Elo by generation) and `plots/ladder-cpu.svg` (Elo by CPU-hours).
 
 use crate::config::RunConfig;
-use crate::run_loop::{RunDir, SelfplaySummary, TrainSummary};
+use crate::run_dir::{EvalSummary, RunDir, SelfplaySummary, TrainSummary};
 use anyhow::{bail, Context, Result};
 use arena::plot::band_chart;
 use arena::tournament::{Mode, OpeningsConfig, TournamentConfig};
@@ -75,13 +75,15 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     print!("{}", arena::report::table(&report));
 
     // CPU-hours: each generation's self-play, training and evaluation wall time, times
-    // the run's threads (the loop keeps every thread busy).
+    // the run's threads (the loop keeps every thread busy). Runs from before evaluation
+    // was timed count self-play and training only.
     let mut cpu_hours = Vec::new();
     let mut total = 0.0;
     for g in 1..=last {
-        let sp: Option<SelfplaySummary> = read(&run.selfplay(g).join("summary.json"));
+        let sp: Option<SelfplaySummary> = read(&run.selfplay_summary(g));
         let tr: Option<TrainSummary> = read(&run.train_report(g));
-        total += sp.map(|s| s.seconds).unwrap_or(0.0) + tr.map(|t| t.seconds).unwrap_or(0.0);
+        let ev: Option<EvalSummary> = read(&run.eval_report(g));
+        total += sp.map(|s| s.seconds).unwrap_or(0.0) + tr.map(|t| t.seconds).unwrap_or(0.0) + ev.map(|e| e.seconds).unwrap_or(0.0);
         cpu_hours.push(total * cfg.threads as f64 / 3600.0);
     }
     let mut rungs = Vec::new();

@@ -6,6 +6,8 @@
 pub mod config;
 pub mod evaluation;
 pub mod ladder;
+pub mod report;
+pub mod run_dir;
 pub mod run_loop;
 
 pub use config::RunConfig;

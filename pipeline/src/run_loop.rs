@@ -2,60 +2,21 @@
 //! all state in a run directory whose every write is atomic, so the same command
 //! resumes after any kill without losing a finished game or corrupting a checkpoint.
 //!
-//! Run directory:
-//! - `config.toml` — the resolved configuration
-//! - `selfplay/gen-NNNN/game-*.shard` — one shard per finished game; `summary.json`
-//! - `trainer.ckpt` — trainer checkpoint (weights, optimiser, progress, sample uses)
-//! - `models/gen-NNNN/` — the model trained in generation N (plays generation N+1)
-//! - `train/gen-NNNN.json`, `eval/gen-NNNN.json` — losses and evaluation results
-//! - `eval/gen-NNNN-starts.json` — the model's value and W/D/L for Black at every start
-//!   of the variant's start family ([`StartValues`]; read by the balance study)
-//! - `summary.tsv`, `plots/losses.svg`, `plots/evaluation.svg`
+//! The files it writes are laid out by [`RunDir`]; the report by [`crate::report`].
 
 use crate::config::RunConfig;
-use crate::evaluation::{play_match, MatchResult, MatchSpec};
+use crate::evaluation::{play_match, MatchSpec};
+use crate::report::{summary_line, write_summary};
+pub use crate::run_dir::{read_json, write_json, EvalSummary, Generation, RunDir, SelfplaySummary, TrainSummary};
 use anyhow::{bail, Context, Result};
-use arena::plot::{line_chart, Series};
 use indicatif::{ProgressBar, ProgressStyle};
 use neteval::NetEvaluator;
-use plotters::style::RGBColor;
 use rules::Game;
 use search::{CachedEvaluator, Evaluator, UniformEvaluator};
 use selfplay::{play_games, shard_path, SelfplayJob, Stats};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-pub struct RunDir(pub PathBuf);
-
-impl RunDir {
-    fn gen(g: u32) -> String {
-        format!("gen-{g:04}")
-    }
-    pub fn selfplay(&self, g: u32) -> PathBuf {
-        self.0.join("selfplay").join(Self::gen(g))
-    }
-    pub fn model(&self, g: u32) -> PathBuf {
-        self.0.join("models").join(Self::gen(g))
-    }
-    pub fn train_report(&self, g: u32) -> PathBuf {
-        self.0.join("train").join(format!("{}.json", Self::gen(g)))
-    }
-    /// The evaluation matches' arena directories.
-    pub fn eval_dir(&self, g: u32) -> PathBuf {
-        self.0.join("eval").join(Self::gen(g))
-    }
-    pub fn eval_report(&self, g: u32) -> PathBuf {
-        self.0.join("eval").join(format!("{}.json", Self::gen(g)))
-    }
-    pub fn checkpoint(&self) -> PathBuf {
-        self.0.join("trainer.ckpt")
-    }
-    /// The model's view of the start family after generation `g` ([`StartValues`]).
-    pub fn start_values(&self, g: u32) -> PathBuf {
-        self.0.join("eval").join(format!("{}-starts.json", Self::gen(g)))
-    }
-}
 
 /// `eval/gen-NNNN-starts.json`: what generation `g`'s network thinks of each start of the
 /// variant's start family, for Black, before a move is played — how its judgement of
@@ -97,58 +58,6 @@ pub fn write_start_values(run: &RunDir, cfg: &RunConfig, g: u32) -> Result<()> {
     write_json(&path, &StartValues { generation: g, max_plies: cfg.selfplay.max_plies, starts })
 }
 
-#[derive(Serialize, Deserialize, Clone, Debug, Default)]
-pub struct SelfplaySummary {
-    pub games: u64,
-    pub seconds: f64,
-    pub positions_per_second: f64,
-    pub simulations_per_second: f64,
-    pub average_plies: f64,
-    pub black_wins: u64,
-    pub white_wins: u64,
-    pub draws: u64,
-    pub resignations: u64,
-    pub false_resignations: u64,
-    pub would_resign: u64,
-    pub network_share: f64,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug)]
-pub struct TrainSummary {
-    pub steps: u32,
-    pub train_samples: usize,
-    pub validation_samples: usize,
-    pub losses: Vec<trainer::StepLoss>,
-    pub validation: Option<[f32; 3]>,
-    pub skipped: Vec<String>,
-    /// Wall-clock seconds of training (this generation, resumed parts included).
-    #[serde(default)]
-    pub seconds: f64,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug)]
-pub struct EvalSummary {
-    pub generation: u32,
-    pub vs_previous: MatchResult,
-    pub vs_uniform: MatchResult,
-    /// Against the fixed anchor (`evaluation.anchor`).
-    #[serde(default)]
-    pub vs_anchor: Option<MatchResult>,
-    pub simulations: u32,
-}
-
-fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    records::write_atomic(path, &serde_json::to_vec_pretty(value)?).with_context(|| format!("writing {}", path.display()))
-}
-
-fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>> {
-    match std::fs::read(path) {
-        Ok(b) => Ok(Some(serde_json::from_slice(&b).with_context(|| format!("{} is corrupt", path.display()))?)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
-    }
-}
-
 fn bar(len: u64, what: &str, show: bool) -> ProgressBar {
     if !show {
         return ProgressBar::hidden();
@@ -159,6 +68,19 @@ fn bar(len: u64, what: &str, show: bool) -> ProgressBar {
     pb
 }
 
+/// Self-play game ids are `generation × GAME_ID_STRIDE + index` (unique within a run; they
+/// seed each game). `RunConfig::validate` keeps `selfplay.games` within the stride.
+pub const GAME_ID_STRIDE: u64 = 1_000_000;
+
+/// The evaluation cache of one model, shared by the worker threads; none for 0 entries.
+pub fn with_cache<E: Evaluator<Game> + 'static>(eval: E, entries: usize) -> Box<dyn Evaluator<Game>> {
+    if entries == 0 {
+        Box::new(eval)
+    } else {
+        Box::new(CachedEvaluator::new(eval, entries))
+    }
+}
+
 /// Loads generation `g`'s model as an evaluator (the uniform stand-in for generation 0).
 fn evaluator_for(run: &RunDir, cfg: &RunConfig, g: u32) -> Result<Box<dyn Evaluator<Game>>> {
     if g == 0 {
@@ -167,13 +89,13 @@ fn evaluator_for(run: &RunDir, cfg: &RunConfig, g: u32) -> Result<Box<dyn Evalua
     let dir = run.model(g);
     let net = model::load_inference(&dir)?;
     let eval = NetEvaluator::new(net, cfg.variant()?).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?.serial(cfg.threads > 1);
-    Ok(Box::new(CachedEvaluator::new(eval, cfg.selfplay.cache_entries.max(1))))
+    Ok(with_cache(eval, cfg.selfplay.cache_entries))
 }
 
 /// Checks the run directory belongs to this run and saves the resolved config.
 fn prepare(run: &RunDir, cfg: &RunConfig) -> Result<()> {
     std::fs::create_dir_all(&run.0).with_context(|| format!("creating {}", run.0.display()))?;
-    let saved = run.0.join("config.toml");
+    let saved = run.config();
     if let Ok(text) = std::fs::read_to_string(&saved) {
         let old: RunConfig = toml::from_str(&text).with_context(|| format!("{} is not a run config", saved.display()))?;
         if old.variant != cfg.variant || old.options != cfg.options || old.network != cfg.network || old.seed != cfg.seed {
@@ -207,7 +129,7 @@ pub fn train_loop(cfg: &RunConfig, show_progress: bool) -> Result<()> {
         if let Err(e) = write_start_values(&run, cfg, g) {
             tracing::warn!(generation = g, "start values: {e:#}");
         }
-        let line = summary_line(g, &sp, &tr, &ev, t.elapsed());
+        let line = summary_line(&Generation { generation: g, selfplay: sp, train: tr, eval: ev }, t.elapsed());
         println!("{line}");
         write_summary(&run, cfg)?;
     }
@@ -215,29 +137,10 @@ pub fn train_loop(cfg: &RunConfig, show_progress: bool) -> Result<()> {
     Ok(())
 }
 
-fn summary_line(g: u32, sp: &SelfplaySummary, tr: &TrainSummary, ev: &EvalSummary, took: Duration) -> String {
-    let loss = tr.losses.last().map(|l| format!("{:.3}", l.total)).unwrap_or("-".into());
-    let val = tr.validation.map(|v| format!("{:.3}", v[0])).unwrap_or("-".into());
-    format!(
-        "gen {g}: selfplay {} games {:.0} pos/s avg {:.0} plies B/W/D {}/{}/{} | train {} steps loss {loss} val {val} | vs previous {} | vs uniform {}{} | {:.0}s",
-        sp.games,
-        sp.positions_per_second,
-        sp.average_plies,
-        sp.black_wins,
-        sp.white_wins,
-        sp.draws,
-        tr.steps,
-        ev.vs_previous.line(),
-        ev.vs_uniform.line(),
-        ev.vs_anchor.as_ref().filter(|a| a.games > 0).map(|a| format!(" | vs anchor {}", a.line())).unwrap_or_default(),
-        took.as_secs_f64()
-    )
-}
-
 pub fn selfplay_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) -> Result<SelfplaySummary> {
     let dir = run.selfplay(g);
-    let summary_path = dir.join("summary.json");
-    let ids: Vec<u64> = (0..cfg.selfplay.games as u64).map(|i| g as u64 * 1_000_000 + i).collect();
+    let summary_path = run.selfplay_summary(g);
+    let ids: Vec<u64> = (0..cfg.selfplay.games as u64).map(|i| g as u64 * GAME_ID_STRIDE + i).collect();
     let missing: Vec<u64> = ids.iter().copied().filter(|&id| !shard_path(&dir, id).exists()).collect();
     if missing.is_empty() {
         if let Some(s) = read_json(&summary_path)? {
@@ -257,19 +160,35 @@ pub fn selfplay_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) ->
     let pb = bar(ids.len() as u64, "selfplay", show);
     let (_, s) = play_with_progress(&job, &*evaluator, &pb, (ids.len() - missing.len()) as u64)?;
     let secs = s.seconds.max(1e-9);
+    // Counts over every game of the generation, whichever invocation played it.
+    let lines = selfplay::read_games(&dir).with_context(|| format!("reading the game log of {}", dir.display()))?;
+    let played: std::collections::BTreeSet<u64> = ids.iter().copied().filter(|&id| shard_path(&dir, id).exists()).collect();
+    let all = selfplay::GamesSummary::of(&lines, &played);
+    if all.games < played.len() as u64 {
+        tracing::warn!(
+            generation = g,
+            logged = all.games,
+            shards = played.len(),
+            "some games have shards but no line in games.jsonl (written before it existed?)"
+        );
+    }
     let summary = SelfplaySummary {
         games: ids.len() as u64,
         seconds: s.seconds,
         positions_per_second: s.positions as f64 / secs,
         simulations_per_second: s.simulations as f64 / secs,
-        average_plies: s.average_plies,
-        black_wins: s.black_wins,
-        white_wins: s.white_wins,
-        draws: s.draws,
-        resignations: s.resignations,
-        false_resignations: s.false_resign,
-        would_resign: s.would_resign,
+        average_plies: all.average_plies(),
+        black_wins: all.black_wins,
+        white_wins: all.white_wins,
+        draws: all.draws,
+        resignations: all.resignations,
+        false_resignations: all.false_resignations,
+        would_resign: all.would_resign,
         network_share: s.eval_seconds / (secs * cfg.threads as f64),
+        endings: all.endings,
+        prior_entropy: all.prior_entropy,
+        improvement_kl: all.improvement_kl,
+        positions: all.positions,
     };
     write_json(&summary_path, &summary)?;
     Ok(summary)
@@ -359,6 +278,8 @@ pub fn train_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) -> Re
         validation: report.validation.map(|v| [v.total, v.policy, v.value]),
         skipped: report.skipped,
         seconds: earlier_seconds + started.elapsed().as_secs_f64(),
+        calibration: report.calibration,
+        uses: report.uses,
     };
     write_json(&run.train_report(g), &summary)?;
     Ok(summary)
@@ -385,10 +306,11 @@ pub fn evaluate_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) ->
         seed: cfg.seed ^ salt ^ (g as u64) << 20,
     };
     let dir = run.eval_dir(g);
+    let started = Instant::now();
     let vs_previous = play_match(&spec(player(g - 1), cfg.evaluation.previous_pairs, 1), &dir.join("previous"), show)?;
     let vs_uniform = play_match(&spec(format!("uniform,sims={sims},name=uniform-{sims}"), cfg.evaluation.uniform_pairs, 2), &dir.join("uniform"), show)?;
     let vs_anchor = play_match(&spec(anchor_spec(&cfg.evaluation.anchor), cfg.evaluation.anchor_pairs, 3), &dir.join("anchor"), show)?;
-    let e = EvalSummary { generation: g, vs_previous, vs_uniform, vs_anchor: Some(vs_anchor), simulations: sims };
+    let e = EvalSummary { generation: g, vs_previous, vs_uniform, vs_anchor: Some(vs_anchor), simulations: sims, seconds: started.elapsed().as_secs_f64() };
     write_json(&run.eval_report(g), &e)?;
     Ok(e)
 }
@@ -402,105 +324,6 @@ fn anchor_spec(spec: &str) -> String {
     }
 }
 
-/// Rewrites `summary.tsv` and the plots from the per-generation files.
-pub fn write_summary(run: &RunDir, cfg: &RunConfig) -> Result<()> {
-    let mut tsv = String::from("generation\tgames\tpositions_per_s\tavg_plies\tblack_wins\twhite_wins\tdraws\ttrain_steps\ttrain_loss\tval_loss\tval_policy\tval_value\tvs_previous\tvs_previous_lo\tvs_previous_hi\tvs_uniform\tvs_uniform_lo\tvs_uniform_hi\tvs_anchor\tvs_anchor_lo\tvs_anchor_hi\tanchor_elo\n");
-    let mut train_pts: [Vec<(f64, f64)>; 3] = Default::default();
-    let mut val_pts: Vec<(f64, f64)> = Vec::new();
-    let mut prev_pts = Vec::new();
-    let mut uni_pts = Vec::new();
-    let mut uni_lo = Vec::new();
-    let mut anchor_pts = Vec::new();
-    for g in 1..=cfg.generations {
-        let (Some(sp), Some(tr), Some(ev)) = (
-            read_json::<SelfplaySummary>(&run.selfplay(g).join("summary.json"))?,
-            read_json::<TrainSummary>(&run.train_report(g))?,
-            read_json::<EvalSummary>(&run.eval_report(g))?,
-        ) else {
-            continue;
-        };
-        let (plo, phi) = ev.vs_previous.interval();
-        let (ulo, uhi) = ev.vs_uniform.interval();
-        let last = tr.losses.last();
-        let val = tr.validation.unwrap_or([f32::NAN; 3]);
-        tsv += &format!(
-            "{g}\t{}\t{:.1}\t{:.1}\t{}\t{}\t{}\t{}\t{:.4}\t{:.4}\t{:.4}\t{:.4}\t{:.3}\t{:.3}\t{:.3}\t{:.3}\t{:.3}\t{:.3}\t{}\n",
-            sp.games,
-            sp.positions_per_second,
-            sp.average_plies,
-            sp.black_wins,
-            sp.white_wins,
-            sp.draws,
-            tr.steps,
-            last.map(|l| l.total).unwrap_or(f32::NAN),
-            val[0],
-            val[1],
-            val[2],
-            ev.vs_previous.score(),
-            plo,
-            phi,
-            ev.vs_uniform.score(),
-            ulo,
-            uhi,
-            match ev.vs_anchor.as_ref().filter(|a| a.games > 0) {
-                Some(a) => {
-                    let (lo, hi) = a.interval();
-                    format!("{:.3}\t{lo:.3}\t{hi:.3}\t{:.0}", a.score(), a.elo())
-                }
-                None => "\t\t\t".to_string(),
-            }
-        );
-        if let Some(a) = ev.vs_anchor.as_ref().filter(|a| a.games > 0) {
-            anchor_pts.push((g as f64, a.score()));
-        }
-        for l in &tr.losses {
-            train_pts[0].push((l.step as f64, l.total as f64));
-            train_pts[1].push((l.step as f64, l.policy as f64));
-            train_pts[2].push((l.step as f64, l.value as f64));
-        }
-        if let (Some(l), true) = (last, val[0].is_finite()) {
-            val_pts.push((l.step as f64, val[0] as f64));
-        }
-        if ev.vs_previous.games > 0 {
-            prev_pts.push((g as f64, ev.vs_previous.score()));
-        }
-        if ev.vs_uniform.games > 0 {
-            uni_pts.push((g as f64, ev.vs_uniform.score()));
-            uni_lo.push((g as f64, ulo));
-        }
-    }
-    records::write_atomic(&run.0.join("summary.tsv"), tsv.as_bytes())?;
-    let plots = run.0.join("plots");
-    std::fs::create_dir_all(&plots)?;
-    line_chart(
-        &plots.join("losses.svg"),
-        "Training loss",
-        "optimiser step",
-        "loss",
-        &[
-            Series { name: "total", points: train_pts[0].clone(), color: RGBColor(30, 30, 30) },
-            Series { name: "policy", points: train_pts[1].clone(), color: RGBColor(31, 119, 180) },
-            Series { name: "value (WDL)", points: train_pts[2].clone(), color: RGBColor(214, 39, 40) },
-            Series { name: "validation total", points: val_pts, color: RGBColor(44, 160, 44) },
-        ],
-    )
-    .map_err(anyhow::Error::msg)?;
-    line_chart(
-        &plots.join("evaluation.svg"),
-        "Evaluation score by generation",
-        "generation",
-        "score",
-        &[
-            Series { name: "vs previous generation", points: prev_pts, color: RGBColor(31, 119, 180) },
-            Series { name: "vs uniform-prior search", points: uni_pts, color: RGBColor(214, 39, 40) },
-            Series { name: "vs uniform, 95% lower bound", points: uni_lo, color: RGBColor(255, 152, 150) },
-            Series { name: "vs fixed anchor", points: anchor_pts, color: RGBColor(44, 160, 44) },
-        ],
-    )
-    .map_err(anyhow::Error::msg)?;
-    Ok(())
-}
-
 /// `copper selfplay`: games with one model (or the uniform stand-in) into `out`.
 pub fn standalone_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, out: &Path, show: bool) -> Result<()> {
     model::init_cpu_threads(cfg.threads);
@@ -510,7 +333,7 @@ pub fn standalone_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, out: &Path
         Some(dir) => {
             let net = model::load_inference(dir)?;
             let e = NetEvaluator::new(net, variant).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?.serial(cfg.threads > 1);
-            Box::new(CachedEvaluator::new(e, cfg.selfplay.cache_entries.max(1)))
+            with_cache(e, cfg.selfplay.cache_entries)
         }
     };
     let ids: Vec<u64> = (0..cfg.selfplay.games as u64).filter(|&id| !shard_path(out, id).exists()).collect();

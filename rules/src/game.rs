@@ -49,6 +49,23 @@ pub enum TerminationReason {
     MaxPlies,
 }
 
+impl TerminationReason {
+    /// A short name for tables and logs: `checkmate`, `repetition`, `max-plies`, …
+    pub fn name(self) -> &'static str {
+        match self {
+            TerminationReason::Checkmate => "checkmate",
+            TerminationReason::NoLegalMoves => "no-legal-moves",
+            TerminationReason::DropMate => "pawn-drop-mate",
+            TerminationReason::Flag => "flag",
+            TerminationReason::PerpetualCheck => "perpetual-check",
+            TerminationReason::Repetition => "repetition",
+            TerminationReason::Declaration => "declaration",
+            TerminationReason::NoCapture => "no-capture",
+            TerminationReason::MaxPlies => "max-plies",
+        }
+    }
+}
+
 #[derive(Copy, Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
 pub struct GameResult {
     pub outcome: Outcome,

@@ -41,7 +41,8 @@ pub struct SelfplayConfig {
     /// Start positions: names from the variant's start family, played in rotation;
     /// empty = the variant's configured start.
     pub starts: Vec<String>,
-    /// Entries of the evaluation cache per worker (0 = no cache).
+    /// Entries of the evaluation cache of each model, shared by the worker threads
+    /// (0 = no cache).
     pub cache_entries: usize,
 }
 

@@ -3,9 +3,11 @@
 //! killed run loses no finished game).
 
 mod config;
+mod game_log;
 mod play;
 mod stats;
 
 pub use config::{ConfigError, SelfplayConfig};
+pub use game_log::{entropy_and_kl, games_path, read_games, GameLine, GamesSummary, GAMES_FILE};
 pub use play::{play_games, shard_path, EndReason, FinishedGame, GameEnd, SelfplayError, SelfplayJob};
 pub use stats::{Stats, StatsSnapshot};

@@ -1,5 +1,6 @@
 //! The self-play workers.
 
+use crate::game_log::{append_game, entropy_and_kl, GameLine};
 use crate::{SelfplayConfig, Stats};
 use encoding::{ActionSpace, ACTION_VERSION, PLANES_VERSION};
 use rand::{Rng, SeedableRng};
@@ -62,6 +63,10 @@ struct Slot {
     resign_allowed: bool,
     low_streak: [u32; 2],
     would_resign: Option<Color>,
+    full_searches: u32,
+    prior_entropy_sum: f64,
+    improvement_kl_sum: f64,
+    simulations: u64,
 }
 
 /// Plays the job's games on `job.threads` worker threads, each keeping
@@ -81,7 +86,7 @@ pub fn play_games<E: Evaluator<Game> + ?Sized>(job: &SelfplayJob, evaluator: &E,
                 let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker(job, evaluator, stats, &next, &results, &stop, &in_flight)));
                 let error = match run {
                     Ok(Ok(())) => return,
-                    Ok(Err(e)) => SelfplayError::Record(e),
+                    Ok(Err(e)) => e,
                     Err(payload) => {
                         let message = payload
                             .downcast_ref::<&str>()
@@ -110,6 +115,8 @@ pub fn play_games<E: Evaluator<Game> + ?Sized>(job: &SelfplayJob, evaluator: &E,
 pub enum SelfplayError {
     #[error(transparent)]
     Record(#[from] RecordError),
+    #[error("writing the game log: {0}")]
+    Log(#[from] records::jsonl::JsonlError),
     #[error("self-play panicked while playing game(s) {games:?}: {message}")]
     Panic { games: Vec<u64>, message: String },
 }
@@ -133,7 +140,21 @@ fn new_slot(job: &SelfplayJob, game_id: u64) -> Slot {
     let full = rng.random::<f32>() < job.config.full_search_fraction;
     let resign_allowed = rng.random::<f32>() >= job.config.no_resign_fraction;
     let search = Search::with_seed(game, job.config.search_config(full), rng.random());
-    Slot { search, game_id, start, rng, records: Vec::new(), full, resign_allowed, low_streak: [0; 2], would_resign: None }
+    Slot {
+        search,
+        game_id,
+        start,
+        rng,
+        records: Vec::new(),
+        full,
+        resign_allowed,
+        low_streak: [0; 2],
+        would_resign: None,
+        full_searches: 0,
+        prior_entropy_sum: 0.0,
+        improvement_kl_sum: 0.0,
+        simulations: 0,
+    }
 }
 
 fn worker<E: Evaluator<Game> + ?Sized>(
@@ -144,7 +165,7 @@ fn worker<E: Evaluator<Game> + ?Sized>(
     results: &std::sync::Mutex<Vec<FinishedGame>>,
     stop: &std::sync::atomic::AtomicBool,
     in_flight_ids: &std::sync::Mutex<Vec<u64>>,
-) -> Result<(), RecordError> {
+) -> Result<(), SelfplayError> {
     let actions = ActionSpace::new(job.variant);
     let claim = || {
         if stop.load(Relaxed) {
@@ -214,12 +235,20 @@ fn step(job: &SelfplayJob, actions: &ActionSpace, slot: &mut Slot, stats: &Stats
     let cfg = &job.config;
     let r = slot.search.result();
     stats.simulations.fetch_add(r.simulations as u64, Relaxed);
+    slot.simulations += r.simulations as u64;
     let game = slot.search.root();
     let Some(chosen) = r.chosen else {
         return Some(rules_end(game));
     };
     let pos = game.position();
     let side = pos.side_to_move();
+    if slot.full {
+        let target: Vec<f32> = r.policy.iter().map(|&(_, p)| p).collect();
+        let (entropy, kl) = entropy_and_kl(&r.priors, &target);
+        slot.full_searches += 1;
+        slot.prior_entropy_sum += entropy;
+        slot.improvement_kl_sum += kl;
+    }
     let policy = if slot.full { r.policy.iter().map(|&(m, p)| (actions.encode(side, m) as u32, p)).collect() } else { Vec::new() };
     slot.records.push((
         side,
@@ -274,7 +303,7 @@ fn rules_end(game: &Game) -> GameEnd {
     GameEnd { outcome: r.outcome, reason: EndReason::Rules(r.reason) }
 }
 
-fn finish(job: &SelfplayJob, slot: Slot, end: GameEnd, stats: &Stats) -> Result<FinishedGame, RecordError> {
+fn finish(job: &SelfplayJob, slot: Slot, end: GameEnd, stats: &Stats) -> Result<FinishedGame, SelfplayError> {
     let plies = slot.search.root().ply();
     let records: Vec<Record> = slot
         .records
@@ -292,6 +321,26 @@ fn finish(job: &SelfplayJob, slot: Slot, end: GameEnd, stats: &Stats) -> Result<
         generation: job.generation,
         games: 1,
     };
+    let line = GameLine {
+        game_id: slot.game_id,
+        start: slot.start.clone(),
+        plies: plies as u32,
+        black_result: end.outcome.value_for(Color::Black) as i8,
+        ending: match end.reason {
+            EndReason::Rules(r) => r.name().to_string(),
+            EndReason::Resignation => "resignation".to_string(),
+        },
+        resign_disabled: !slot.resign_allowed,
+        would_resign: slot.would_resign.is_some(),
+        false_resignation: slot.would_resign.is_some_and(|side| end.outcome != Outcome::Win(!side)),
+        full_searches: slot.full_searches,
+        prior_entropy_sum: slot.prior_entropy_sum,
+        improvement_kl_sum: slot.improvement_kl_sum,
+        simulations: slot.simulations,
+    };
+    // The line first: a kill before the shard replays the game, whose line then repeats.
+    std::fs::create_dir_all(&job.out_dir).map_err(|source| RecordError::Io { path: job.out_dir.clone(), source })?;
+    append_game(&job.out_dir, &line)?;
     let shard = shard_path(&job.out_dir, slot.game_id);
     write_shard(&shard, &header, &records)?;
     stats.games.fetch_add(1, Relaxed);

@@ -20,6 +20,10 @@ pub struct TrainerConfig {
     pub weight_decay: f32,
     /// Weight of the value loss against the policy loss.
     pub value_weight: f32,
+    /// Share of the value target taken from the search's root value instead of the game's
+    /// result (0 = the result only). Missing in configs written before it existed: 0.
+    #[serde(default)]
+    pub search_value_share: f32,
     /// Generations of self-play data in the training window.
     pub window_generations: u32,
     /// Most times one sample may be trained on, over all generations.
@@ -42,6 +46,7 @@ impl Default for TrainerConfig {
             learning_rate: 1e-3,
             weight_decay: 1e-4,
             value_weight: 1.0,
+            search_value_share: 0.0,
             window_generations: 4,
             max_sample_uses: 4,
             validation_fraction: 0.05,
@@ -66,6 +71,9 @@ impl TrainerConfig {
         }
         if !(0.0..=10.0).contains(&self.value_weight) {
             return bad("value_weight", format!("{} is outside 0..=10", self.value_weight));
+        }
+        if !(0.0..=1.0).contains(&self.search_value_share) {
+            return bad("search_value_share", format!("{} is outside 0..=1", self.search_value_share));
         }
         if self.window_generations == 0 {
             return bad("window_generations", "must be at least 1".into());

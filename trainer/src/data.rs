@@ -24,6 +24,8 @@ pub struct Sample {
 #[derive(Debug, Default)]
 pub struct Window {
     pub shards: Vec<PathBuf>,
+    /// Records in each shard (a shard is one game), aligned with `shards`.
+    pub shard_records: Vec<usize>,
     pub train: Vec<Sample>,
     pub validation: Vec<Sample>,
     pub skipped: Vec<String>,
@@ -59,6 +61,7 @@ impl Window {
                 Ok(s) => {
                     let shard = w.shards.len();
                     w.shards.push(path.clone());
+                    w.shard_records.push(s.records.len());
                     for (index, record) in s.records.into_iter().enumerate() {
                         let sample = Sample { shard, index, record };
                         if is_validation_game(sample.record.game_id, validation_fraction) {
@@ -77,7 +80,7 @@ impl Window {
 /// How many times each training sample has been used, by shard file name.
 pub type UseCounts = BTreeMap<String, Vec<u8>>;
 
-fn shard_key(path: &Path) -> String {
+pub fn shard_key(path: &Path) -> String {
     // Parent directory (generation) and file name: unique within a run.
     let parent = path.parent().and_then(|p| p.file_name()).map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     format!("{parent}/{}", path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default())
@@ -144,11 +147,27 @@ pub struct Batcher {
     planes: InputPlanes,
     actions: ActionSpace,
     mirror: bool,
+    search_value_share: f32,
 }
 
 impl Batcher {
     pub fn new(variant: &'static Variant, mirror: bool) -> Batcher {
-        Batcher { variant, planes: InputPlanes::new(variant), actions: ActionSpace::new(variant), mirror: mirror && variant.mirror_symmetric() }
+        Batcher {
+            variant,
+            planes: InputPlanes::new(variant),
+            actions: ActionSpace::new(variant),
+            mirror: mirror && variant.mirror_symmetric(),
+            search_value_share: 0.0,
+        }
+    }
+
+    /// Value targets that mix the search's root value into the game result: with share
+    /// s and root value q, the target is (1 − s)·onehot(result) + s·((1 + q)/2, 0,
+    /// (1 − q)/2) — a distribution whose expectation W − L is (1 − s)·z + s·q.
+    /// (The z/q average of "Lessons from AlphaZero, part 4", Oracle 2018.)
+    pub fn with_search_value_share(mut self, share: f32) -> Batcher {
+        self.search_value_share = share.clamp(0.0, 1.0);
+        self
     }
 
     pub fn planes(&self) -> &InputPlanes {
@@ -186,7 +205,12 @@ impl Batcher {
                 0 => 1,
                 _ => 2,
             };
-            out.wdl[row * 3 + w] = 1.0;
+            let s = self.search_value_share;
+            let q = if r.search_value.is_finite() { r.search_value.clamp(-1.0, 1.0) } else { 0.0 };
+            let wdl = &mut out.wdl[row * 3..row * 3 + 3];
+            wdl[w] = 1.0 - s;
+            wdl[0] += s * (1.0 + q) / 2.0;
+            wdl[2] += s * (1.0 - q) / 2.0;
         }
         out
     }

@@ -7,8 +7,11 @@
 //! `L = −Σ_a π(a) log p(a) − Σ_{w,d,l} z log q + λ‖θ‖²`, where π is the search policy
 //! target (zero for moves without a full search), p the softmax of the policy logits over
 //! the legal moves, z the one-hot game result (win/draw/loss for the side to move), q the
-//! value head's WDL softmax, and the L2 term is AdamW's decoupled weight decay λ.
+//! value head's WDL softmax, and the L2 term is AdamW's decoupled weight decay λ. With
+//! `search_value_share` s > 0, z is (1 − s)·onehot(result) + s·((1 + q)/2, 0, (1 − q)/2)
+//! for the search's root value q.
 
+pub mod calibration;
 mod checkpoint;
 mod config;
 pub mod data;
@@ -16,4 +19,4 @@ mod train;
 
 pub use checkpoint::{Checkpoint, CheckpointError};
 pub use config::{TrainerConfig, TrainerConfigError};
-pub use train::{train_generation, validation_indices, GenerationReport, StepLoss, TrainError, TrainJob};
+pub use train::{prune_uses, train_generation, validation_indices, GenerationReport, StepLoss, TrainError, TrainJob, UseSummary};

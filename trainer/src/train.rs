@@ -1,7 +1,8 @@
 //! One generation of training, resumable at any checkpoint.
 
+use crate::calibration::{calibrate, Calibration, Prediction};
 use crate::checkpoint::{Checkpoint, CheckpointError};
-use crate::data::{epoch_order, record_uses, Batcher, Sample, Window};
+use crate::data::{epoch_order, record_uses, shard_key, Batcher, Sample, UseCounts, Window};
 use crate::TrainerConfig;
 use model::{cpu_train_device, save_model_tagged, GameTag, LossStats, ModelIoError, Net, NetConfig, TrainBatch, TrainConfig, TrainStep};
 use rand::SeedableRng;
@@ -54,6 +55,44 @@ pub struct GenerationReport {
     pub skipped: Vec<String>,
     /// False when `stop_after` interrupted the generation.
     pub complete: bool,
+    /// The value head on the held-out games (with `validation`).
+    pub calibration: Option<Calibration>,
+    /// How often the window's training positions have been trained on.
+    pub uses: UseSummary,
+}
+
+/// Uses of the window's training positions after this generation.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct UseSummary {
+    pub positions: usize,
+    /// Mean times a position of the window has been trained on.
+    pub mean_uses: f64,
+    /// Share of the window's positions at the `max_sample_uses` cap.
+    pub at_cap: f64,
+    /// Samples drawn by this generation's steps (steps × batch size).
+    pub samples_drawn: usize,
+}
+
+impl UseSummary {
+    fn of(window: &Window, uses: &UseCounts, max_uses: u8, samples_drawn: usize) -> UseSummary {
+        let n = window.train.len();
+        let counts: Vec<u8> =
+            window.train.iter().map(|s| uses.get(&shard_key(&window.shards[s.shard])).and_then(|v| v.get(s.index)).copied().unwrap_or(0)).collect();
+        let nf = n.max(1) as f64;
+        UseSummary {
+            positions: n,
+            mean_uses: counts.iter().map(|&c| c as f64).sum::<f64>() / nf,
+            at_cap: counts.iter().filter(|&&c| c >= max_uses).count() as f64 / nf,
+            samples_drawn,
+        }
+    }
+}
+
+/// Drops the use counts of shards that have left the window: they never come back (the
+/// window only slides forward), and kept, they would grow the checkpoint without bound.
+pub fn prune_uses(uses: &mut UseCounts, window: &Window) {
+    let keep: std::collections::BTreeSet<String> = window.shards.iter().map(|p| shard_key(p)).collect();
+    uses.retain(|k, _| keep.contains(k));
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -122,6 +161,8 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
         losses: Vec::new(),
         skipped: Vec::new(),
         complete: true,
+        calibration: None,
+        uses: UseSummary::default(),
     };
     if ckpt.generation > job.generation || (ckpt.generation == job.generation && ckpt.generation_done) {
         if !job.export_dir.join(model::store::CONFIG_FILE).exists() {
@@ -142,13 +183,15 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
     }
 
     let window = Window::load(job.variant, &job.shards, cfg.validation_fraction);
+    prune_uses(&mut ckpt.uses_at_generation_start, &window);
+    prune_uses(&mut ckpt.uses, &window);
     report.skipped = window.skipped.clone();
     report.train_samples = window.train.len();
     report.validation_samples = window.validation.len();
     let wanted = cfg.steps_per_generation as usize * cfg.batch_size;
     let order = epoch_order(&window, &ckpt.uses_at_generation_start, cfg.max_sample_uses, ckpt.seed, job.generation, wanted);
     let steps = cfg.steps_per_generation.min((order.len() / cfg.batch_size) as u32);
-    let batcher = Batcher::new(job.variant, cfg.mirror);
+    let batcher = Batcher::new(job.variant, cfg.mirror).with_search_value_share(cfg.search_value_share);
     tracing::info!(generation = job.generation, steps, samples = window.train.len(), resume_at = ckpt.generation_step, "training");
 
     let save = |net: &Net, step: &TrainStep, ckpt: &mut Checkpoint| -> Result<(), TrainError> {
@@ -188,7 +231,11 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
         }
     }
 
-    report.validation = validate(&net, &batcher, &window, cfg);
+    if let Some((losses, calibration)) = validate(&net, &batcher, &window, cfg) {
+        report.validation = Some(losses);
+        report.calibration = Some(calibration);
+    }
+    report.uses = UseSummary::of(&window, &ckpt.uses, cfg.max_sample_uses, steps as usize * cfg.batch_size);
     save_model_tagged(&net, &job.export_dir, &game_tag(job.variant))?;
     ckpt.generation_done = true;
     save(&net, &step, &mut ckpt)?;
@@ -203,8 +250,10 @@ pub fn validation_indices(len: usize, n: usize) -> Vec<usize> {
     (0..n).map(|i| i * len / n).collect()
 }
 
-/// Mean eval-mode losses over (up to `validation_positions` of) the held-out games.
-fn validate(net: &Net, batcher: &Batcher, window: &Window, cfg: &TrainerConfig) -> Option<LossStats> {
+/// Mean eval-mode losses over (up to `validation_positions` of) the held-out games, and
+/// the value head's calibration there. The value target is the game's result alone,
+/// whatever the training target mixes in: this measures prediction of real outcomes.
+fn validate(net: &Net, batcher: &Batcher, window: &Window, cfg: &TrainerConfig) -> Option<(LossStats, Calibration)> {
     let n = window.validation.len().min(cfg.validation_positions);
     if n == 0 {
         return None;
@@ -213,9 +262,14 @@ fn validate(net: &Net, batcher: &Batcher, window: &Window, cfg: &TrainerConfig) 
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     let no_mirror = Batcher::new(batcher.planes().variant(), false);
     let sample: Vec<&Sample> = validation_indices(window.validation.len(), n).into_iter().map(|i| &window.validation[i]).collect();
+    let mut predictions = Vec::with_capacity(n);
     for chunk in sample.chunks(cfg.batch_size) {
         let records: Vec<_> = chunk.iter().map(|s| &s.record).collect();
         let d = no_mirror.build(&records, &mut rng);
+        for (s, wdl) in chunk.iter().zip(model::train::eval_value_probs(net, &d.input, d.batch)) {
+            let progress = s.index as f32 / window.shard_records[s.shard].max(1) as f32;
+            predictions.push(Prediction { wdl, result: s.record.result, progress });
+        }
         let l = model::train::eval_losses(
             net,
             &TrainBatch { batch: d.batch, input: &d.input, policy_target: &d.policy, value_target: &d.wdl, legal_mask: Some(&d.legal) },
@@ -226,7 +280,8 @@ fn validate(net: &Net, batcher: &Batcher, window: &Window, cfg: &TrainerConfig) 
         sum[1] += l.policy as f64 * w;
         sum[2] += l.value as f64 * w;
     }
-    Some(LossStats { total: (sum[0] / n as f64) as f32, policy: (sum[1] / n as f64) as f32, value: (sum[2] / n as f64) as f32 })
+    let losses = LossStats { total: (sum[0] / n as f64) as f32, policy: (sum[1] / n as f64) as f32, value: (sum[2] / n as f64) as f32 };
+    Some((losses, calibrate(&predictions)))
 }
 
 /// The game an exported model plays: the run's variant and the encoding versions.

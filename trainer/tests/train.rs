@@ -79,3 +79,60 @@ fn validation_samples_the_whole_window() {
     // The last is ⌊2047 · 100000 / 2048⌋ = ⌊99951.17⌋: within 49 positions of the newest.
     assert_eq!(*picked.last().unwrap(), 99_951);
 }
+
+/// With `search_value_share` s the value target is (1 − s)·onehot(result) + s·((1 + q)/2,
+/// 0, (1 − q)/2). A lost game (result −1) whose search said q = 0.5, at s = 0.5:
+/// win 0.5 · 0.75 = 0.375, draw 0, loss 0.5 + 0.5 · 0.25 = 0.625 (expectation −0.25 =
+/// 0.5 · (−1) + 0.5 · 0.5). At s = 0 the target is the one-hot result.
+#[test]
+fn value_target_mixes_the_search_value_into_the_result() {
+    use rand::SeedableRng;
+    let dir = tempfile::tempdir().unwrap();
+    let shards = write_random_shards(dir.path(), 1, 2, 3);
+    let mut records = records::read_shard(&shards[0]).unwrap().records;
+    records[0].result = -1;
+    records[0].search_value = 0.5;
+    records[1].result = 0;
+    records[1].search_value = -1.0;
+    let refs: Vec<&records::Record> = records.iter().collect();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
+    let mixed = trainer::data::Batcher::new(variant(), false).with_search_value_share(0.5).build(&refs, &mut rng);
+    let want = [0.375, 0.0, 0.625, 0.0, 0.5, 0.5];
+    assert!(mixed.wdl.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-6), "{:?}", mixed.wdl);
+    let plain = trainer::data::Batcher::new(variant(), false).build(&refs, &mut rng);
+    assert_eq!(plain.wdl, vec![0.0, 0.0, 1.0, 0.0, 1.0, 0.0]);
+}
+
+/// Use counts of shards that left the window are dropped from the checkpoint (they would
+/// otherwise grow it without bound); those still in the window are kept.
+#[test]
+fn use_counts_of_shards_outside_the_window_are_pruned() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = write_random_shards(dir.path(), 3, 6, 7);
+    let job = TrainJob {
+        variant: variant(),
+        config: config(4, 8),
+        net: tiny_net(),
+        generation: 1,
+        shards: old.clone(),
+        checkpoint: dir.path().join("trainer.ckpt"),
+        export_dir: dir.path().join("models/gen-0001"),
+        seed: 5,
+        on_step: None,
+        stop_after: None,
+    };
+    train_generation(&job).unwrap();
+    let keys = |c: &Checkpoint| c.uses.keys().cloned().collect::<Vec<_>>();
+    let after_1 = Checkpoint::load(&job.checkpoint).unwrap().unwrap();
+    assert_eq!(keys(&after_1).len(), 3, "{:?}", keys(&after_1));
+    // Generation 2's window holds only the last of the old shards.
+    let report = train_generation(&TrainJob { generation: 2, shards: vec![old[2].clone()], export_dir: dir.path().join("models/gen-0002"), ..job }).unwrap();
+    let after_2 = Checkpoint::load(&dir.path().join("trainer.ckpt")).unwrap().unwrap();
+    assert_eq!(keys(&after_2), vec!["gen-0001/game-00000002.shard".to_string()]);
+    assert!(after_2.uses_at_generation_start.keys().all(|k| k == "gen-0001/game-00000002.shard"));
+    // The use summary covers the window: 6 positions, 4 steps × 8 drawn, each used at
+    // least once before (generation 1 drew 32 of 18 positions).
+    assert_eq!(report.uses.positions, 6);
+    assert_eq!(report.uses.samples_drawn, 32);
+    assert!(report.uses.mean_uses > 1.0, "{:?}", report.uses);
+}
