@@ -66,6 +66,10 @@ enum Command {
         /// Override the config's thread count (1 makes a seeded run reproducible).
         #[arg(long)]
         threads: Option<usize>,
+        /// Override the training device (training.device): cpu, cuda[:N] (a build with
+        /// --features cuda) or wgpu (--features gpu).
+        #[arg(long)]
+        device: Option<model::DeviceSpec>,
         /// No progress bars (summary lines and logs only).
         #[arg(long)]
         quiet: bool,
@@ -399,7 +403,7 @@ fn run(cli: Cli) -> Result<()> {
             println!("nodes {nodes}");
             eprintln!("time {secs:.3} s, {:.2} M nodes/s", nodes as f64 / secs / 1e6);
         }
-        Command::Train { config, run_dir, generations, threads, quiet } => {
+        Command::Train { config, run_dir, generations, threads, device, quiet } => {
             let mut cfg = pipeline::RunConfig::load(&config)?;
             if let Some(d) = run_dir {
                 cfg.run_dir = d;
@@ -409,6 +413,9 @@ fn run(cli: Cli) -> Result<()> {
             }
             if let Some(t) = threads {
                 cfg.threads = t;
+            }
+            if let Some(d) = device {
+                cfg.training.device = d;
             }
             cfg.validate()?;
             pipeline::train_loop(&cfg, !quiet)?;

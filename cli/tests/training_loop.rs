@@ -3,13 +3,22 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn config() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quick.toml")
+/// Games per generation in these tests: the quick preset with 64 games (the preset
+/// itself plays more; these tests pin what they count on).
+const GAMES: usize = 64;
+
+/// The quick preset with `GAMES` games per generation, written beside the run.
+fn config(run_dir: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quick.toml")).unwrap();
+    let games_line = text.lines().find(|l| l.starts_with("games = ")).expect("quick.toml sets selfplay.games");
+    let path = run_dir.with_extension("toml");
+    std::fs::write(&path, text.replace(games_line, &format!("games = {GAMES}"))).unwrap();
+    path
 }
 
 fn train(run_dir: &Path, generations: u32) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_copper"));
-    c.args(["train", "--quiet", "--config"]).arg(config()).arg("--run-dir").arg(run_dir).args(["--generations", &generations.to_string()]);
+    c.args(["train", "--quiet", "--config"]).arg(config(run_dir)).arg("--run-dir").arg(run_dir).args(["--generations", &generations.to_string()]);
     c
 }
 
@@ -30,7 +39,8 @@ fn score(m: &serde_json::Value) -> (f64, f64, u64) {
 #[test]
 fn a_tiny_loop_learns_to_beat_the_uniform_prior_search() {
     // One thread: a seeded run is then reproducible, so this test cannot flake.
-    let dir = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let dir = tempfile::TempDir::new_in(root.path()).unwrap();
     let out = train(dir.path(), 3).args(["--threads", "1"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -39,7 +49,19 @@ fn a_tiny_loop_learns_to_beat_the_uniform_prior_search() {
     assert!(n >= 40);
     // Significant: the whole 95% interval of the score is above one half.
     assert!(lower > 0.5, "score {s:.3} over {n} games, 95% lower bound {lower:.3}");
-    for f in ["summary.tsv", "plots/losses.svg", "plots/evaluation.svg", "config.toml", "models/gen-0003/model.json"] {
+    for f in [
+        "summary.tsv",
+        "plots/losses.svg",
+        "plots/evaluation.svg",
+        "plots/value.svg",
+        "plots/calibration.svg",
+        "plots/endings.svg",
+        "plots/policy.svg",
+        "plots/time.svg",
+        "selfplay/gen-0003/games.jsonl",
+        "config.toml",
+        "models/gen-0003/model.json",
+    ] {
         assert!(dir.path().join(f).exists(), "{f} missing");
     }
 }
@@ -60,14 +82,17 @@ fn shards(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
+/// Starts the loop and SIGKILLs it as soon as `ready()` holds. Panics if the loop ends
+/// by itself first or `ready()` never holds: the kill must be real.
 fn kill_when(run_dir: &Path, ready: impl Fn() -> bool) {
     let mut child = train(run_dir, 2).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let t = Instant::now();
-    while !ready() && t.elapsed() < Duration::from_secs(120) {
-        if child.try_wait().unwrap().is_some() {
-            return;
+    while !ready() {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the loop exited ({status}) before the kill");
         }
-        std::thread::sleep(Duration::from_millis(20));
+        assert!(t.elapsed() < Duration::from_secs(300), "the kill condition never held");
+        std::thread::sleep(Duration::from_millis(5));
     }
     child.kill().unwrap(); // SIGKILL: no chance to clean up
     child.wait().unwrap();
@@ -75,13 +100,19 @@ fn kill_when(run_dir: &Path, ready: impl Fn() -> bool) {
 
 #[test]
 fn a_loop_killed_mid_generation_resumes_and_loses_no_finished_game() {
-    let dir = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let dir = tempfile::TempDir::new_in(root.path()).unwrap();
     let run = dir.path();
-    // Kill during generation 1's self-play, then during training.
+    // Kill during generation 1's self-play: some of its games are done, not all, and
+    // training has not started.
     kill_when(run, || shards(run).len() >= 20);
     let before = shards(run);
-    assert!(!before.is_empty() && before.len() < 128, "killed mid-self-play with {} games", before.len());
-    kill_when(run, || run.join("trainer.ckpt").exists() || run.join("models/gen-0001").exists());
+    assert!(before.len() >= 20 && before.len() < GAMES, "killed mid-self-play with {} of {GAMES} games", before.len());
+    assert!(!run.join("trainer.ckpt").exists() && !run.join("models/gen-0001").exists(), "the kill landed after self-play");
+    // Kill again once training has checkpointed, before generation 1's evaluation ends.
+    kill_when(run, || run.join("trainer.ckpt").exists());
+    assert!(!run.join("eval/gen-0001.json").exists(), "the second kill landed after generation 1");
+    assert_eq!(shards(run).len(), GAMES, "generation 1's self-play finished on the resumed run");
     let out = train(run, 2).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let after = shards(run);
@@ -89,7 +120,7 @@ fn a_loop_killed_mid_generation_resumes_and_loses_no_finished_game() {
         let kept = after.iter().find(|(p, _)| p == path).unwrap_or_else(|| panic!("{} lost", path.display()));
         assert!(&kept.1 == bytes, "{} rewritten", path.display());
     }
-    assert_eq!(after.len(), 128, "both generations complete with 64 games each");
+    assert_eq!(after.len(), 2 * GAMES, "both generations complete");
     assert!(run.join("eval/gen-0002.json").exists());
     // No temporary files left behind by the killed writers are mistaken for shards.
     for (p, _) in &after {

@@ -49,6 +49,128 @@ pub fn gpu_train_device() -> Device {
     gpu_device().autodiff()
 }
 
+/// Which device trains (and, where it is not the CPU, evaluates) the network: the
+/// `device` setting of a run config and the `--device` flag. `cpu` always works;
+/// `cuda[:N]` needs a build with the `cuda` feature, `wgpu` one with the `gpu` feature.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum DeviceSpec {
+    #[default]
+    Cpu,
+    /// CUDA device index N (`cuda` = `cuda:0`).
+    Cuda(usize),
+    /// The default wgpu adapter (Vulkan, Metal, DX12).
+    Wgpu,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum DeviceError {
+    #[error("device '{0}': unknown (expected cpu, cuda, cuda:N or wgpu)")]
+    Unknown(String),
+    #[error("device '{spec}': this build has no {what} backend; rebuild with `--features {feature}` (e.g. cargo build --release -p cli --features {feature})")]
+    NotBuilt { spec: String, what: &'static str, feature: &'static str },
+    #[error("device '{spec}' is not available: {problem}")]
+    Unavailable { spec: String, problem: String },
+}
+
+impl std::str::FromStr for DeviceSpec {
+    type Err = DeviceError;
+    fn from_str(s: &str) -> Result<DeviceSpec, DeviceError> {
+        let t = s.trim().to_ascii_lowercase();
+        match t.as_str() {
+            "cpu" => Ok(DeviceSpec::Cpu),
+            "wgpu" => Ok(DeviceSpec::Wgpu),
+            "cuda" => Ok(DeviceSpec::Cuda(0)),
+            _ => match t.strip_prefix("cuda:").map(|n| n.parse::<usize>()) {
+                Some(Ok(n)) => Ok(DeviceSpec::Cuda(n)),
+                _ => Err(DeviceError::Unknown(s.to_string())),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for DeviceSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceSpec::Cpu => write!(f, "cpu"),
+            DeviceSpec::Cuda(n) => write!(f, "cuda:{n}"),
+            DeviceSpec::Wgpu => write!(f, "wgpu"),
+        }
+    }
+}
+
+impl serde::Serialize for DeviceSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for DeviceSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<DeviceSpec, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl DeviceSpec {
+    /// The burn device for inference on this spec, or why there is none in this build.
+    pub fn device(self) -> Result<Device, DeviceError> {
+        match self {
+            DeviceSpec::Cpu => Ok(cpu_device()),
+            DeviceSpec::Wgpu => {
+                #[cfg(feature = "gpu")]
+                {
+                    Ok(gpu_device())
+                }
+                #[cfg(not(feature = "gpu"))]
+                {
+                    Err(DeviceError::NotBuilt { spec: self.to_string(), what: "wgpu", feature: "gpu" })
+                }
+            }
+            DeviceSpec::Cuda(_index) => {
+                #[cfg(feature = "cuda")]
+                {
+                    Ok(Device::cuda(_index))
+                }
+                #[cfg(not(feature = "cuda"))]
+                {
+                    Err(DeviceError::NotBuilt { spec: self.to_string(), what: "CUDA", feature: "cuda" })
+                }
+            }
+        }
+    }
+
+    /// The burn device for training (with autodiff) on this spec.
+    pub fn train_device(self) -> Result<Device, DeviceError> {
+        Ok(self.device()?.autodiff())
+    }
+
+    /// Checks the device exists by running one small operation on it: a missing GPU or
+    /// driver becomes an error naming the device instead of a panic deep inside a run.
+    pub fn probe(self) -> Result<Device, DeviceError> {
+        let device = self.train_device()?;
+        if self == DeviceSpec::Cpu {
+            return Ok(device);
+        }
+        let d = device.clone();
+        let run = std::panic::catch_unwind(move || {
+            let t = burn::tensor::Tensor::<1>::from_data(burn::tensor::TensorData::new(vec![1.0f32, 2.0], [2]), &d);
+            crate::tensor_util::to_vec(t.clone() + t)
+        });
+        match run {
+            Ok(v) if v == [2.0, 4.0] => Ok(device),
+            Ok(v) => Err(DeviceError::Unavailable { spec: self.to_string(), problem: format!("1 + 1 and 2 + 2 gave {v:?}") }),
+            Err(payload) => {
+                let problem = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "the backend panicked".into());
+                Err(DeviceError::Unavailable { spec: self.to_string(), problem })
+            }
+        }
+    }
+}
+
 /// Sizes rayon's global thread pool, which burn-flex (and the folded CPU inference path)
 /// use for their parallel kernels. Must run before the first tensor operation; returns
 /// `false` when the pool was already built (then its size is whatever it was).
@@ -67,4 +189,40 @@ pub fn init_cpu_threads(threads: usize) -> bool {
 /// Threads in rayon's global pool (what burn-flex uses).
 pub fn cpu_threads() -> usize {
     rayon::current_num_threads()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_specs_parse_and_print() {
+        assert_eq!("cpu".parse::<DeviceSpec>(), Ok(DeviceSpec::Cpu));
+        assert_eq!("CUDA".parse::<DeviceSpec>(), Ok(DeviceSpec::Cuda(0)));
+        assert_eq!("cuda:3".parse::<DeviceSpec>(), Ok(DeviceSpec::Cuda(3)));
+        assert_eq!("wgpu".parse::<DeviceSpec>(), Ok(DeviceSpec::Wgpu));
+        for bad in ["gpu", "cuda:", "cuda:x", "cuda:-1", ""] {
+            let e = bad.parse::<DeviceSpec>().unwrap_err();
+            assert!(e.to_string().contains("expected cpu, cuda, cuda:N or wgpu"), "{bad}: {e}");
+        }
+        assert_eq!(DeviceSpec::Cuda(2).to_string(), "cuda:2");
+        assert_eq!(DeviceSpec::default(), DeviceSpec::Cpu);
+    }
+
+    /// The CPU always works; a GPU this build cannot drive is refused with the feature to
+    /// build with (the default build has neither GPU backend).
+    #[test]
+    fn devices_this_build_lacks_are_refused_clearly() {
+        assert!(DeviceSpec::Cpu.probe().is_ok());
+        #[cfg(not(feature = "cuda"))]
+        {
+            let e = DeviceSpec::Cuda(1).probe().unwrap_err().to_string();
+            assert!(e.contains("cuda:1") && e.contains("--features cuda"), "{e}");
+        }
+        #[cfg(not(feature = "gpu"))]
+        {
+            let e = DeviceSpec::Wgpu.probe().unwrap_err().to_string();
+            assert!(e.contains("wgpu") && e.contains("--features gpu"), "{e}");
+        }
+    }
 }

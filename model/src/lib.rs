@@ -24,7 +24,7 @@ pub mod wdl;
 mod winograd;
 
 pub use config::{ConfigError, NetConfig};
-pub use device::{cpu_device, cpu_threads, cpu_train_device, init_cpu_threads, CpuBackend, CpuTrainBackend, Device};
+pub use device::{cpu_device, cpu_threads, cpu_train_device, init_cpu_threads, CpuBackend, CpuTrainBackend, Device, DeviceError, DeviceSpec};
 #[cfg(feature = "gpu")]
 pub use device::{gpu_device, gpu_train_device, GpuBackend};
 pub use fold::FoldedNet;

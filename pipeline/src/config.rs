@@ -103,6 +103,9 @@ impl RunConfig {
         }
         self.selfplay.validate()?;
         self.training.validate()?;
+        // A device this build cannot drive is refused at load time, with the feature to
+        // build with; one the machine lacks, when training first touches it.
+        self.training.device.device().map_err(|e| anyhow::anyhow!("training.{e}"))?;
         let variant = self.variant()?;
         // Unknown start names would otherwise fall back to the variant's start silently.
         let family: Vec<String> = variant.start_family().into_iter().map(|(n, _)| n).collect();
@@ -160,6 +163,14 @@ mod tests {
         assert!(e.contains("selfplay.games") && e.contains("collide"), "{e}");
         c.selfplay.games = crate::run_loop::GAME_ID_STRIDE as u32;
         c.validate().unwrap();
+
+        #[cfg(not(feature = "cuda"))]
+        {
+            let mut c = default_config();
+            c.training.device = model::DeviceSpec::Cuda(0);
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains("training.device 'cuda:0'") && e.contains("--features cuda"), "{e}");
+        }
 
         let mut c = default_config();
         c.training.search_value_share = 1.5;

@@ -224,7 +224,33 @@ impl Variant {
             e.source_name = Some(source.to_string());
             e
         })?;
-        Ok(v.leak())
+        Ok(Variant::intern(&text, v))
+    }
+
+    /// One `&'static Variant` per (definition text, resolved options): loading the same
+    /// variant again returns the same reference instead of leaking another copy, and a
+    /// shipped variant loaded with its default options is [`Variant::builtin`] itself — so
+    /// positions of equal variants compare equal (they compare variants by reference).
+    fn intern(text: &str, v: Variant) -> &'static Variant {
+        type Interned = Vec<(String, Vec<(String, String)>, &'static Variant)>;
+        static INTERNED: std::sync::Mutex<Interned> = std::sync::Mutex::new(Vec::new());
+        for name in BUILTIN {
+            if builtin_source(name) == Some(text) {
+                if let Ok(b) = Variant::builtin(name) {
+                    if b.options == v.options {
+                        return b;
+                    }
+                }
+            }
+        }
+        let mut interned = INTERNED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, _, found)) = interned.iter().find(|(t, o, _)| t == text && *o == v.options) {
+            return found;
+        }
+        let options = v.options.clone();
+        let leaked = v.leak();
+        interned.push((text.to_string(), options, leaked));
+        leaked
     }
 
     /// Moves the variant to the heap for the rest of the process: positions hold a

@@ -129,3 +129,20 @@ proptest! {
         }
     }
 }
+
+/// Loading a variant with options twice gives one variant, not a new leaked copy each
+/// time; a shipped variant loaded with its default options is the builtin itself; and so
+/// positions of equal variants compare equal (positions compare variants by reference).
+#[test]
+fn loading_the_same_variant_twice_gives_the_same_variant() {
+    let opts = vec![("start".to_string(), "no-copper".to_string())];
+    let a = Variant::load("pocket-copper", &opts).unwrap();
+    let b = Variant::load("pocket-copper", &opts).unwrap();
+    assert!(std::ptr::eq(a, b), "a second load leaked a second variant");
+    let default_choice = Variant::builtin("pocket-copper").unwrap().options.clone();
+    let c = Variant::load("pocket-copper", &default_choice).unwrap();
+    assert!(std::ptr::eq(c, Variant::builtin("pocket-copper").unwrap()));
+    assert_eq!(Position::start(c), Position::start(Variant::builtin("pocket-copper").unwrap()));
+    // Different options are different variants.
+    assert!(!std::ptr::eq(a, c));
+}

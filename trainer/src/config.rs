@@ -36,6 +36,10 @@ pub struct TrainerConfig {
     pub mirror: bool,
     /// Steps between checkpoints within a generation.
     pub checkpoint_every: u32,
+    /// The device that trains: `cpu`, `cuda[:N]` (a build with `--features cuda`) or
+    /// `wgpu` (`--features gpu`). Missing in older configs: `cpu`.
+    #[serde(default)]
+    pub device: model::DeviceSpec,
 }
 
 impl Default for TrainerConfig {
@@ -53,6 +57,7 @@ impl Default for TrainerConfig {
             validation_positions: 2048,
             mirror: true,
             checkpoint_every: 50,
+            device: model::DeviceSpec::Cpu,
         }
     }
 }

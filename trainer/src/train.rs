@@ -4,7 +4,7 @@ use crate::calibration::{calibrate, Calibration, Prediction};
 use crate::checkpoint::{Checkpoint, CheckpointError};
 use crate::data::{epoch_order, record_uses, shard_key, Batcher, Sample, UseCounts, Window};
 use crate::TrainerConfig;
-use model::{cpu_train_device, save_model_tagged, GameTag, LossStats, ModelIoError, Net, NetConfig, TrainBatch, TrainConfig, TrainStep};
+use model::{save_model_tagged, GameTag, LossStats, ModelIoError, Net, NetConfig, TrainBatch, TrainConfig, TrainStep};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rules::Variant;
@@ -108,11 +108,10 @@ pub enum TrainError {
 /// Burn seeds its initialiser globally; serialise seeding and construction.
 static INIT: Mutex<()> = Mutex::new(());
 
-fn fresh_net(config: &NetConfig, seed: u64) -> Result<Net, TrainError> {
+fn fresh_net(config: &NetConfig, seed: u64, device: &model::Device) -> Result<Net, TrainError> {
     let _guard = INIT.lock().unwrap();
-    let device = cpu_train_device();
     device.seed(seed);
-    Net::new(config, &device).map_err(|e| TrainError::Other(e.to_string()))
+    Net::new(config, device).map_err(|e| TrainError::Other(e.to_string()))
 }
 
 fn train_config(c: &TrainerConfig) -> TrainConfig {
@@ -128,7 +127,8 @@ fn batch_rng(seed: u64, generation: u32, step: u32) -> ChaCha8Rng {
 /// the last checkpoint, and does nothing but re-export if the generation is done.
 pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> {
     let cfg = &job.config;
-    let device = cpu_train_device();
+    // A device this build or machine lacks is refused here, naming it, before any work.
+    let device = cfg.device.probe().map_err(|e| TrainError::Other(format!("training.{e}")))?;
     let existing = Checkpoint::load(&job.checkpoint)?;
     let (mut net, mut ckpt) = match existing {
         Some(c) => {
@@ -136,7 +136,7 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
             (net, c)
         }
         None => {
-            let net = fresh_net(&job.net, job.seed)?;
+            let net = fresh_net(&job.net, job.seed, &device)?;
             let c = Checkpoint {
                 net: job.net.clone(),
                 generation: job.generation,
