@@ -5,6 +5,20 @@ use plotters::prelude::*;
 use std::path::Path;
 
 /// A named series of (x, y) points.
+/// The category colours of every plot (matplotlib's tab10), so one series keeps its colour across plots.
+pub const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
 pub struct Series<'a> {
     pub name: &'a str,
     pub points: Vec<(f64, f64)>,

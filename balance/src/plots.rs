@@ -13,19 +13,6 @@ use plotters::style::RGBColor;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-const PALETTE: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(255, 127, 14),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
-
 /// One line of a band chart: name, colour, (x, value, lo, hi) points.
 type Band<'a> = (&'a str, RGBColor, Vec<(f64, f64, f64, f64)>);
 
@@ -71,7 +58,7 @@ pub fn write_plots(dir: &Path, rep: &StudyReport, generation_of_tier: &BTreeMap<
             .enumerate()
             .map(|(i, (start, mut pts))| {
                 pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                (start, PALETTE[i % PALETTE.len()], pts)
+                (start, arena::plot::PALETTE[i % arena::plot::PALETTE.len()], pts)
             })
             .collect();
         let path = plots.join("black-score-by-generation.svg");
@@ -89,8 +76,11 @@ pub fn write_plots(dir: &Path, rep: &StudyReport, generation_of_tier: &BTreeMap<
                 by_start.entry(v.name.clone()).or_default().push((g.generation as f64, v.value as f64));
             }
         }
-        let series: Vec<Series> =
-            order.iter().enumerate().map(|(i, name)| Series { name, points: by_start[name].clone(), color: PALETTE[i % PALETTE.len()] }).collect();
+        let series: Vec<Series> = order
+            .iter()
+            .enumerate()
+            .map(|(i, name)| Series { name, points: by_start[name].clone(), color: arena::plot::PALETTE[i % arena::plot::PALETTE.len()] })
+            .collect();
         let path = plots.join("start-values.svg");
         line_chart(&path, "The network's value of each start for Black", "generation", "P(Black wins) − P(White wins)", &series).map_err(plot_err(&path))?;
     }

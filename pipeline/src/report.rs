@@ -6,21 +6,10 @@
 use crate::config::RunConfig;
 use crate::run_dir::{Generation, RunDir};
 use anyhow::Result;
-use arena::plot::{line_chart, Series};
+use arena::plot::{line_chart, Series, PALETTE};
 use plotters::style::RGBColor;
 use std::collections::BTreeMap;
 use std::time::Duration;
-
-const PALETTE: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(255, 127, 14),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-];
 
 /// `checkmate 30, max-plies 10, resignation 8`: endings, most frequent first.
 pub fn endings_text(endings: &BTreeMap<String, u64>) -> String {
