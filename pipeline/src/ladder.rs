@@ -7,7 +7,7 @@
 //! `plots/ladder.svg` (Elo by generation) and `plots/ladder-cpu.svg` (Elo by CPU-hours).
 
 use crate::config::RunConfig;
-use crate::run_dir::{EvalSummary, RunDir, SelfplaySummary, TrainSummary};
+use crate::run_dir::{read_json, EvalSummary, RunDir, SelfplaySummary, TrainSummary};
 use anyhow::{bail, Context, Result};
 use arena::plot::band_chart;
 use arena::tournament::{Mode, OpeningsConfig, TournamentConfig};
@@ -41,7 +41,7 @@ pub struct Rung {
 /// generation.
 pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> Result<Vec<Rung>> {
     let run = RunDir(run_dir.to_path_buf());
-    let cfg_path = run_dir.join("config.toml");
+    let cfg_path = run.config();
     let text = std::fs::read_to_string(&cfg_path).with_context(|| format!("{} is not a run directory (no config.toml)", run_dir.display()))?;
     let cfg: RunConfig = toml::from_str(&text).with_context(|| format!("in {}", cfg_path.display()))?;
     let sims = opts.simulations.unwrap_or(cfg.evaluation.simulations);
@@ -69,7 +69,7 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     t.games_in_flight = 16;
     t.max_plies = cfg.selfplay.max_plies;
     t.seed = cfg.seed ^ 0x1add_e700;
-    let dir = run_dir.join("ladder");
+    let dir = run.ladder();
     t.out_dir = dir.clone();
     let report = arena::tournament::run(&t, show_progress)?;
     print!("{}", arena::report::table(&report));
@@ -80,9 +80,10 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     let mut cpu_hours = Vec::new();
     let mut total = 0.0;
     for g in 1..=last {
-        let sp: Option<SelfplaySummary> = read(&run.selfplay_summary(g));
-        let tr: Option<TrainSummary> = read(&run.train_report(g));
-        let ev: Option<EvalSummary> = read(&run.eval_report(g));
+        // A report that is missing or unreadable counts as no time.
+        let sp: Option<SelfplaySummary> = read_json(&run.selfplay_summary(g)).ok().flatten();
+        let tr: Option<TrainSummary> = read_json(&run.train_report(g)).ok().flatten();
+        let ev: Option<EvalSummary> = read_json(&run.eval_report(g)).ok().flatten();
         total += sp.map(|s| s.seconds).unwrap_or(0.0) + tr.map(|t| t.seconds).unwrap_or(0.0) + ev.map(|e| e.seconds).unwrap_or(0.0);
         cpu_hours.push(total * cfg.threads as f64 / 3600.0);
     }
@@ -113,8 +114,4 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     }
     println!("written: {}, {}, {}", dir.join("ladder.tsv").display(), plots.join("ladder.svg").display(), plots.join("ladder-cpu.svg").display());
     Ok(rungs)
-}
-
-fn read<T: for<'de> serde::Deserialize<'de>>(path: &Path) -> Option<T> {
-    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }
