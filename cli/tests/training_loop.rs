@@ -122,6 +122,12 @@ fn a_loop_killed_mid_generation_resumes_and_loses_no_finished_game() {
     }
     assert_eq!(after.len(), 2 * GAMES, "both generations complete");
     assert!(run.join("eval/gen-0002.json").exists());
+    // Generation 1's training report has every step, those before the second kill
+    // included (they come from the checkpoint): what an uninterrupted run reports.
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(run.join("train/gen-0001.json")).unwrap()).unwrap();
+    let steps: Vec<u64> = report["losses"].as_array().unwrap().iter().map(|l| l["step"].as_u64().unwrap()).collect();
+    assert_eq!(report["steps"].as_u64().unwrap(), steps.len() as u64);
+    assert_eq!(steps, (1..=steps.len() as u64).collect::<Vec<_>>(), "every step of generation 1, once");
     // No temporary files left behind by the killed writers are mistaken for shards.
     for (p, _) in &after {
         records::read_shard(p).unwrap();

@@ -1,6 +1,6 @@
 //! Round-trips and symmetries of the encodings, on random positions of every variant.
 
-use encoding::{ActionSpace, InputPlanes};
+use encoding::{ActionSpace, InputPlanes, ACTION_VERSION, PLANES_VERSION};
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -113,19 +113,103 @@ fn planes_are_seen_from_the_side_to_move() {
     assert!(!differing.is_empty() && differing.iter().all(|&p| p == side.first));
 }
 
+/// What each encoding version produces, one row per (version, variant), appended when a
+/// version is bumped and never edited: a row is the contract that models and records of
+/// that version rely on. The hash covers the encoded planes and action indices of fixed
+/// positions (see `content_hash`), not only the layout's description, so any change to
+/// what the network reads or writes fails here until the version is bumped and a row added.
+const PINNED: &[(u32, u32, &str, u64)] = &[
+    // (PLANES_VERSION, ACTION_VERSION, variant, content hash)
+    (1, 1, "pocket-copper", 0xea418f709b61c206),
+    (1, 1, "shogi", 0x742df1195813e85a),
+    (1, 1, "hand-shogi", 0x1ca77fce8290bdf4),
+    (1, 1, "minishogi", 0x94583263b5df88b1),
+];
+
+/// FNV-1a (64-bit) over 32-bit words: stable across platforms and Rust versions.
+fn fnv(hash: &mut u64, word: u32) {
+    for b in word.to_le_bytes() {
+        *hash ^= b as u64;
+        *hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+}
+
+/// Plays, from every start of the variant, 80 plies chosen by a fixed generator among the
+/// legal moves sorted by their USI text (so the move generator's order does not matter);
+/// every 8th position's planes (with varying repetition counts and progress, and the
+/// mirror) and the action index of every legal move there go into the hash, with the
+/// layout's description.
+fn content_hash(v: &'static Variant) -> u64 {
+    let planes = InputPlanes::new(v);
+    let actions = ActionSpace::new(v);
+    let mut hash = 0xcbf2_9ce4_8422_2325u64;
+    for b in format!("{} | {}", planes.fingerprint(), actions.fingerprint()).bytes() {
+        fnv(&mut hash, b as u32);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(20261123);
+    let (mut buf, mut mirrored) = (vec![0.0; planes.size()], vec![0.0; planes.size()]);
+    for (_, sfen) in v.start_family() {
+        let mut g = Game::new(Position::from_sfen(v, &sfen).unwrap(), None);
+        for ply in 0..80usize {
+            let mut moves: Vec<(String, Move)> = g.legal_moves().into_iter().map(|m| (g.position().move_to_usi(m), m)).collect();
+            if moves.is_empty() {
+                break;
+            }
+            moves.sort_by(|a, b| a.0.cmp(&b.0));
+            if ply % 8 == 0 {
+                planes.encode(g.position(), 1 + ply % 3, g.ply(), 160, &mut buf);
+                planes.mirror(&buf, &mut mirrored);
+                buf.iter().chain(&mirrored).for_each(|x| fnv(&mut hash, x.to_bits()));
+                let side = g.position().side_to_move();
+                for (_, m) in &moves {
+                    let i = actions.encode(side, *m);
+                    fnv(&mut hash, i as u32);
+                    fnv(&mut hash, actions.mirror(i) as u32);
+                }
+            }
+            let m = moves[rng.random_range(0..moves.len())].1;
+            g.play_unchecked(m);
+        }
+    }
+    hash
+}
+
 #[test]
 fn layouts_are_pinned_to_their_versions() {
-    // If this fails, a layout changed: bump PLANES_VERSION / ACTION_VERSION and update
-    // tests/fingerprints.txt, so that old models and records are refused, not misread.
-    let expected = include_str!("fingerprints.txt");
-    let mut got = String::new();
+    // If this fails, what the network reads or writes changed: bump PLANES_VERSION and/or
+    // ACTION_VERSION (so old models and records are refused, not misread) and append rows
+    // for the new versions to PINNED; never edit an existing row.
+    let mut missing = Vec::new();
     for name in BUILTIN {
         let v = Variant::builtin(name).unwrap();
-        got += &format!("{name} planes: {}\n", InputPlanes::new(v).fingerprint());
-        got += &format!("{name} actions: {}\n", ActionSpace::new(v).fingerprint());
+        let got = content_hash(v);
+        match PINNED.iter().find(|&&(p, a, n, _)| (p, a, n) == (PLANES_VERSION, ACTION_VERSION, name)) {
+            Some(&(_, _, _, pinned)) => assert_eq!(
+                got, pinned,
+                "{name}: the encoding of version (planes {PLANES_VERSION}, actions {ACTION_VERSION}) changed; bump a version and add a row"
+            ),
+            None => missing.push(format!("    ({PLANES_VERSION}, {ACTION_VERSION}, \"{name}\", {got:#018x}),")),
+        }
     }
-    if std::env::var("UPDATE_FINGERPRINTS").is_ok() {
-        std::fs::write(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fingerprints.txt"), &got).unwrap();
+    assert!(missing.is_empty(), "no pinned row for the current versions; append:\n{}", missing.join("\n"));
+    // Rows of every earlier version stay: the history may grow, never shrink.
+    for version in 1..=PLANES_VERSION.max(ACTION_VERSION) {
+        assert!(PINNED.iter().any(|&(p, a, _, _)| p == version || a == version), "the rows of version {version} were removed");
     }
-    assert_eq!(got, expected);
+}
+
+#[test]
+fn the_content_hash_sees_a_one_value_change() {
+    // The pin is only as good as its hash: flipping one plane value or one action index
+    // of the hashed stream changes it.
+    let mut a = 0xcbf2_9ce4_8422_2325u64;
+    let mut b = a;
+    for (i, x) in [0.0f32, 1.0, 0.5, 1.0].iter().enumerate() {
+        fnv(&mut a, x.to_bits());
+        fnv(&mut b, if i == 2 { 0.25f32.to_bits() } else { x.to_bits() });
+    }
+    assert_ne!(a, b);
+    let v = Variant::builtin("minishogi").unwrap();
+    assert_eq!(content_hash(v), content_hash(v), "deterministic");
+    assert_ne!(content_hash(v), content_hash(Variant::builtin("hand-shogi").unwrap()));
 }

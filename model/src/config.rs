@@ -94,6 +94,37 @@ impl NetConfig {
         self.policy_planes * self.squares()
     }
 
+    /// A lower bound on the bytes of this network's saved weights: its convolution and
+    /// linear weights as f32 (the stem and tower are 3×3, the heads 1×1), computed without
+    /// overflow. Loaders refuse a config that needs more than its weights file holds before
+    /// allocating any tensor, so a crafted manifest cannot make them allocate gigabytes.
+    pub fn min_weight_bytes(&self) -> u128 {
+        let [planes, c, h, w, blocks, pc, pp, vc, vh] = [
+            self.input_planes,
+            self.channels,
+            self.board_height,
+            self.board_width,
+            self.blocks,
+            self.policy_head_channels,
+            self.policy_planes,
+            self.value_head_channels,
+            self.value_hidden,
+        ]
+        .map(|x| x as u128);
+        // Saturating: four factors of up to 2^64 overflow even u128.
+        let product = |xs: &[u128]| xs.iter().fold(1u128, |a, &x| a.saturating_mul(x));
+        let weights = [
+            product(&[planes, c, 9]),
+            product(&[blocks, 2, c, c, 9]),
+            product(&[c, pc]),
+            product(&[pc, pp]),
+            product(&[c, vc]),
+            product(&[vc, h, w, vh]),
+            product(&[vh, 3]),
+        ];
+        weights.iter().fold(0u128, |a, &x| a.saturating_add(x)).saturating_mul(4)
+    }
+
     /// Checks that every size is usable.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let sizes = [
@@ -110,6 +141,17 @@ impl NetConfig {
             if value == 0 {
                 return Err(ConfigError(format!("{name} must be positive")));
             }
+        }
+        // Far above any trainable network (40×512 is 0.75 GB), and keeps every size
+        // product below usize's range.
+        const MAX_WEIGHT_BYTES: u128 = 1 << 36;
+        if self.min_weight_bytes() > MAX_WEIGHT_BYTES || self.board_height > 64 || self.board_width > 64 {
+            return Err(ConfigError(format!(
+                "sizes imply at least {} bytes of weights on a {}x{} board; the most this build accepts is {MAX_WEIGHT_BYTES} bytes and 64x64",
+                self.min_weight_bytes(),
+                self.board_height,
+                self.board_width
+            )));
         }
         if !(self.bn_epsilon.is_finite() && self.bn_epsilon > 0.0) {
             return Err(ConfigError("bn_epsilon must be finite and positive".into()));

@@ -139,6 +139,12 @@ pub fn weights_to_bytes(net: &Net) -> Vec<u8> {
 /// [`weights_to_bytes`]). `origin` names the source in errors.
 pub fn net_from_bytes(config: &NetConfig, bytes: Vec<u8>, device: &Device, origin: &Path) -> Result<Net, ModelIoError> {
     let weights_err = |message: String| ModelIoError::Weights { path: origin.to_path_buf(), message };
+    config.validate().map_err(|e| weights_err(e.to_string()))?;
+    // Checked before the network is allocated: a config asking for more weights than the
+    // file holds is corrupt or crafted, whatever its tensors would have been.
+    if config.min_weight_bytes() > bytes.len() as u128 {
+        return Err(weights_err(format!("{} bytes, but its config needs at least {} bytes of weights", bytes.len(), config.min_weight_bytes())));
+    }
     let net = Net::new(config, device).map_err(|e| weights_err(e.to_string()))?;
     // The burnpack reader validates sizes and returns errors; the unwind guard is a
     // second line of defence so that no malformed file can abort the caller.
@@ -241,6 +247,26 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("model-store-{}-{name}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         dir
+    }
+
+    #[test]
+    fn a_manifest_asking_for_more_weights_than_its_file_holds_is_refused_before_allocating() {
+        let net = trained_tiny_net(5);
+        let dir = temp_dir("oversized");
+        save_model(&net, &dir).unwrap();
+        let weights = fs::read(dir.join(read_manifest(&dir).unwrap().weights)).unwrap();
+        // The bound is a real lower bound, and not a loose one.
+        let need = net.config().min_weight_bytes();
+        assert!(need <= weights.len() as u128 && need * 2 > weights.len() as u128, "{need} vs {}", weights.len());
+        // 4096 channels need 4096²·9·4·2 bytes per block (over 1 GB): refused by size, at once.
+        let mut big = net.config().clone();
+        big.channels = 4096;
+        let e = net_from_bytes(&big, weights.clone(), &cpu_device(), &dir).unwrap_err().to_string();
+        assert!(e.contains("needs at least"), "{e}");
+        // Sizes whose product overflows are a config error, not a wrap-around.
+        big.board_height = usize::MAX / 2;
+        let e = net_from_bytes(&big, weights, &cpu_device(), &dir).unwrap_err().to_string();
+        assert!(e.contains("the most this build accepts"), "{e}");
     }
 
     #[test]

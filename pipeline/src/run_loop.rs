@@ -241,8 +241,6 @@ pub fn train_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) -> Re
             return Ok(s);
         }
     }
-    let started = Instant::now();
-    let earlier_seconds = read_json::<TrainSummary>(&run.train_report(g))?.map(|s| s.seconds).unwrap_or(0.0);
     let pb = bar(cfg.training.steps_per_generation as u64, "train", show);
     let on_step = |s: u32, steps: u32, l: &trainer::StepLoss| {
         pb.set_length(steps as u64);
@@ -266,18 +264,16 @@ pub fn train_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) -> Re
     for s in &report.skipped {
         tracing::warn!("skipped {s}");
     }
-    // A resumed generation reports only its remaining steps; keep the earlier ones.
-    let mut losses = read_json::<TrainSummary>(&run.train_report(g))?.map(|s| s.losses).unwrap_or_default();
-    losses.retain(|l| report.losses.first().is_none_or(|f| l.step < f.step));
-    losses.extend(report.losses.iter().copied());
+    // The trainer's checkpoint carries the generation's earlier steps across a kill, so
+    // its report is the whole generation's.
     let summary = TrainSummary {
-        steps: losses.len() as u32,
+        steps: report.losses.len() as u32,
         train_samples: report.train_samples,
         validation_samples: report.validation_samples,
-        losses,
+        losses: report.losses,
         validation: report.validation.map(|v| [v.total, v.policy, v.value]),
         skipped: report.skipped,
-        seconds: earlier_seconds + started.elapsed().as_secs_f64(),
+        seconds: report.seconds,
         calibration: report.calibration,
         uses: report.uses,
     };

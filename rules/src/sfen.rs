@@ -187,7 +187,7 @@ impl Setup {
         let victim = !mover;
         if let Some(ksq) = (0..self.board.len()).find(|&i| matches!(self.board[i], Some(p) if p.color == victim && v.kind(p.kind).royal)) {
             let ksq = Square::new_unchecked(ksq as u8);
-            if crate::reference::square_attacked(v, &self.board, ksq, mover) {
+            if v.attacks_on_board(&self.board, ksq, mover) {
                 return Err(SfenError::OpponentInCheck { color: victim.name() });
             }
         }

@@ -1,6 +1,7 @@
 //! One conformance harness over every variant (and every start of the Pocket Shogi
 //! Copper family): random games where each position is checked for
-//! - generated moves == the independent reference generator's moves (as sets, no duplicates),
+//! - generated moves == the moves of the independent reference generator, the
+//!   `rules-reference` crate (as sets, no duplicates),
 //! - incremental Zobrist key == recomputed key,
 //! - SFEN round-trip, and USI round-trip of every legal move,
 //! - every game ends with a result.
@@ -8,16 +9,17 @@
 use rand::seq::IndexedRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rules::{reference, Game, Position, Variant};
+use rules::{Game, Position, Variant};
+use rules_reference::Reference;
 use std::collections::HashSet;
 
-fn check_position(pos: &Position) {
+fn check_position(pos: &Position, oracle: &Reference) {
     let v = pos.variant();
     let sfen = pos.to_sfen();
     let moves = pos.legal_moves();
     let fast: HashSet<_> = moves.iter().copied().collect();
     assert_eq!(fast.len(), moves.len(), "duplicate moves generated in {sfen}");
-    let slow: HashSet<_> = reference::legal_moves(v, &pos.to_setup()).into_iter().collect();
+    let slow: HashSet<_> = oracle.legal_moves(&pos.to_setup()).into_iter().collect();
     if fast != slow {
         let extra: Vec<_> = fast.difference(&slow).map(|&m| v.move_to_usi(m)).collect();
         let missing: Vec<_> = slow.difference(&fast).map(|&m| v.move_to_usi(m)).collect();
@@ -36,10 +38,11 @@ fn check_position(pos: &Position) {
 fn random_games(variant: &'static Variant, start_sfen: &str, games: usize, max_plies: u32, seed: u64) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let start = Position::from_sfen(variant, start_sfen).unwrap();
+    let oracle = Reference::new(variant);
     for _ in 0..games {
         let mut game = Game::new(start.clone(), Some(max_plies));
         while !game.is_over() {
-            check_position(game.position());
+            check_position(game.position(), &oracle);
             let moves = game.legal_moves();
             let m = *moves.choose(&mut rng).expect("an unfinished game has a legal move");
             game.play_unchecked(m);

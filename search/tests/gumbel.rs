@@ -94,20 +94,47 @@ fn gumbel_top_k_samples_the_m_best_by_noise_plus_logits() {
         assert_eq!(r.visits.iter().filter(|&&n| n == 15).count(), 2);
         assert_eq!(r.visits.iter().filter(|&&n| n == 5).count(), 2);
         assert_eq!(r.visits.iter().filter(|&&n| n == 0).count(), 4);
-        // The winner is among the finalists, the best of them by g + logits + σ(q̂);
-        // σ is the same increasing function of q for both, so compare g + ln π + σ.
+        // The winner is the finalist with the best g + ln π + σ(q̂(completedQ)), with σ and
+        // q̂ recomputed here from the paper's definitions (Danihelka et al. 2022, eq. 8
+        // and appendix D): completedQ is q for visited arms and v_mix for the others, q̂
+        // min-max normalises over all 8 completed values, σ = (c_visit + max N)·c_scale·q̂.
         let finalists: Vec<usize> = (0..8).filter(|&a| r.visits[a] == 15).collect();
-        let sigma = |a: usize| (50.0 + 15.0) * (Q8[a] - lo(&r.q_values, 0.0)) / (hi(&r.q_values, 0.0) - lo(&r.q_values, 0.0));
-        let best = *finalists.iter().max_by(|&&a, &&b| (g[a].1 + P8[a].ln() + sigma(a)).total_cmp(&(g[b].1 + P8[b].ln() + sigma(b)))).unwrap();
+        let completed = completed_q(&Q8, &P8, &r.visits, 0.0);
+        let (lo, hi) = (completed.iter().copied().fold(f64::INFINITY, f64::min), completed.iter().copied().fold(f64::NEG_INFINITY, f64::max));
+        let sigma = |a: usize| (50.0 + 15.0) * 1.0 * (completed[a] - lo) / (hi - lo);
+        let score = |a: usize| g[a].1 as f64 + (P8[a] as f64).ln() + sigma(a);
+        let best = *finalists.iter().max_by(|&&a, &&b| score(a).total_cmp(&score(b))).unwrap();
         assert_eq!(r.chosen, Some(best), "seed {seed}");
+        // The code's improved policy uses the same σ: π' = softmax(ln π + σ).
+        let z: Vec<f64> = (0..8).map(|a| (P8[a] as f64).ln() + sigma(a)).collect();
+        let zmax = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let total: f64 = z.iter().map(|x| (x - zmax).exp()).sum();
+        let expected: Vec<f32> = z.iter().map(|x| ((x - zmax).exp() / total) as f32).collect();
+        let pi: Vec<f32> = r.policy.iter().map(|&(_, p)| p).collect();
+        assert_close(&pi, &expected, 1e-5);
     }
 }
 
-fn lo(q: &[Option<f32>], vmix_placeholder: f32) -> f32 {
-    q.iter().map(|x| x.unwrap_or(vmix_placeholder)).fold(f32::INFINITY, f32::min)
+/// completedQ (Danihelka et al. 2022, eq. 10 and appendix D): an arm's mean value if it was
+/// visited, else v_mix = (v̂ + (Σ_b N(b)) · Σ_visited π(a)·q(a) / Σ_visited π(a)) / (1 + Σ_b N(b)).
+fn completed_q(q: &[f32], priors: &[f32], visits: &[u32], root_value: f64) -> Vec<f64> {
+    let total: f64 = visits.iter().map(|&n| n as f64).sum();
+    let visited = || (0..q.len()).filter(|&a| visits[a] > 0);
+    let weighted: f64 = visited().map(|a| priors[a] as f64 * q[a] as f64).sum::<f64>() / visited().map(|a| priors[a] as f64).sum::<f64>();
+    let v_mix = (root_value + total * weighted) / (1.0 + total);
+    (0..q.len()).map(|a| if visits[a] > 0 { q[a] as f64 } else { v_mix }).collect()
 }
-fn hi(q: &[Option<f32>], vmix_placeholder: f32) -> f32 {
-    q.iter().map(|x| x.unwrap_or(vmix_placeholder)).fold(f32::NEG_INFINITY, f32::max)
+
+/// v_mix by hand for one case: π = P8, visits on arms 2 and 6 only (7 each), v̂ = 0:
+/// Σ π·q over {2, 6} = 0.15·0.9 + 0.05·0.8 = 0.175, Σ π = 0.2, so the weighted mean is
+/// 0.875 and v_mix = (0 + 14 · 0.875) / 15 = 0.816667.
+#[test]
+fn completed_q_helper_matches_a_hand_computed_v_mix() {
+    let c = completed_q(&Q8, &P8, &[0, 0, 7, 0, 0, 0, 7, 0], 0.0);
+    assert_eq!((c[2], c[6]), (0.9f32 as f64, 0.8f32 as f64));
+    for a in [0, 1, 3, 4, 5, 7] {
+        assert!((c[a] - 0.816667).abs() < 1e-5, "{c:?}");
+    }
 }
 
 #[test]

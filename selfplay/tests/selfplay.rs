@@ -85,3 +85,101 @@ fn a_panicking_worker_is_an_error_naming_its_games() {
         other => panic!("expected a panic error, got {other}"),
     }
 }
+
+/// Thinks Black is lost everywhere: −0.99 for Black to move, +0.99 for White to move, so
+/// Black's root value is ≈ −0.99 after every search and White's ≈ +0.99.
+struct BlackIsLost;
+impl search::Evaluator<rules::Game> for BlackIsLost {
+    fn evaluate(&self, batch: &[search::EvalRequest<rules::Game>]) -> Vec<search::Evaluation> {
+        let value = |g: &rules::Game| if g.position().side_to_move() == rules::Color::Black { -0.99 } else { 0.99 };
+        batch.iter().map(|r| search::Evaluation::uniform(r.moves.len(), value(&r.state))).collect()
+    }
+}
+
+fn resign_job(dir: &std::path::Path, games: u64, no_resign_fraction: f32) -> SelfplayJob {
+    let mut j = job(dir, 1, (0..games).collect());
+    j.config.resign_threshold = -0.9;
+    j.config.resign_consecutive = 3;
+    j.config.no_resign_fraction = no_resign_fraction;
+    j.config.max_plies = 30;
+    j
+}
+
+#[test]
+fn a_side_below_the_threshold_for_its_consecutive_moves_resigns() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = Stats::default();
+    let games = play_games(&resign_job(dir.path(), 4, 0.0), &BlackIsLost, &stats).unwrap();
+    // Black searches at plies 0, 2 and 4; the third low value resigns, before its move.
+    for g in &games {
+        assert_eq!(g.end.reason, selfplay::EndReason::Resignation, "game {}", g.game_id);
+        assert_eq!(g.end.outcome, rules::Outcome::Win(rules::Color::White));
+        assert_eq!(g.plies, 4);
+        assert_eq!(read_shard(&g.shard).unwrap().records.len(), 5, "the resigning position is recorded");
+    }
+    let s = stats.snapshot();
+    assert_eq!((s.games, s.resignations, s.would_resign, s.false_resign, s.white_wins), (4, 4, 0, 0, 4));
+    let lines = selfplay::read_games(dir.path()).unwrap();
+    assert_eq!(lines.len(), 4);
+    assert!(lines.iter().all(|l| l.ending == "resignation" && l.black_result == -1 && !l.resign_disabled && !l.would_resign && !l.false_resignation));
+}
+
+#[test]
+fn games_that_may_not_resign_count_would_be_and_false_resignations() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = Stats::default();
+    let games = play_games(&resign_job(dir.path(), 6, 1.0), &BlackIsLost, &stats).unwrap();
+    // Black would have resigned in every game; each one White did not then win (a draw at
+    // 30 plies, or Black's win) is a false resignation.
+    let not_won_by_white = games.iter().filter(|g| g.end.outcome != rules::Outcome::Win(rules::Color::White)).count() as u64;
+    assert!(games.iter().all(|g| g.end.reason != selfplay::EndReason::Resignation));
+    let s = stats.snapshot();
+    assert_eq!((s.resignations, s.would_resign, s.false_resign), (0, 6, not_won_by_white));
+    assert!(not_won_by_white > 0, "the test needs a game White did not win");
+    let lines = selfplay::read_games(dir.path()).unwrap();
+    for g in &games {
+        let l = lines.iter().find(|l| l.game_id == g.game_id).unwrap();
+        assert!(l.resign_disabled && l.would_resign);
+        assert_eq!(l.false_resignation, g.end.outcome != rules::Outcome::Win(rules::Color::White), "game {}", g.game_id);
+    }
+}
+
+#[test]
+fn the_no_resign_fraction_splits_the_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let stats = Stats::default();
+    let games = play_games(&resign_job(dir.path(), 16, 0.5), &BlackIsLost, &stats).unwrap();
+    let s = stats.snapshot();
+    let lines = selfplay::read_games(dir.path()).unwrap();
+    let disabled = lines.iter().filter(|l| l.resign_disabled).count() as u64;
+    // Every game either resigned or had resignation disabled; only the latter can count a
+    // would-be resignation (not all do: a Black that finds a quick mate values it at +1).
+    assert_eq!(s.resignations + disabled, 16);
+    assert!(lines.iter().all(|l| !l.would_resign || l.resign_disabled));
+    assert_eq!(s.would_resign, lines.iter().filter(|l| l.would_resign).count() as u64);
+    assert!(s.would_resign > 0 && s.would_resign <= disabled);
+    assert!((3..=13).contains(&disabled), "{disabled} of 16 with p = 0.5");
+    assert_eq!(games.iter().filter(|g| g.end.reason == selfplay::EndReason::Resignation).count() as u64, s.resignations);
+}
+
+#[test]
+fn starts_rotate_by_game_id_and_are_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = Variant::builtin("pocket-copper").unwrap();
+    let family = v.start_family();
+    let starts = ["no-copper".to_string(), "swapped".to_string(), "both-in-hand".to_string()];
+    let config = SelfplayConfig { games: 6, simulations: 4, fast_simulations: 2, max_plies: 3, starts: starts.to_vec(), ..SelfplayConfig::default() };
+    let j = SelfplayJob { variant: v, config, generation: 0, out_dir: dir.path().to_path_buf(), game_ids: (10..16).collect(), threads: 1, seed: 1 };
+    let games = play_games(&j, &UniformEvaluator, &Stats::default()).unwrap();
+    assert_eq!(games.len(), 6);
+    for g in &games {
+        let name = &starts[g.game_id as usize % 3];
+        assert_eq!(&g.start, name, "game {}", g.game_id);
+        let sfen = &family.iter().find(|(n, _)| n == name).unwrap().1;
+        let first = &read_shard(&g.shard).unwrap().records[0];
+        assert_eq!(first.start, *name);
+        assert_eq!(first.sfen, Position::from_sfen(v, sfen).unwrap().to_sfen(), "game {} starts from {name}", g.game_id);
+    }
+    let lines = selfplay::read_games(dir.path()).unwrap();
+    assert!(lines.iter().all(|l| l.start == starts[l.game_id as usize % 3]));
+}

@@ -1,7 +1,8 @@
 //! Perft against numbers nobody here wrote (tests/data/perft.txt), and, for the variants
-//! no other engine plays, against this crate's independent reference generator.
+//! no other engine plays, against the independent reference generator (`rules-reference`).
 
-use rules::{perft, reference, Position, Setup, Variant};
+use rules::{perft, Position, Setup, Variant};
+use rules_reference::Reference;
 
 struct Case {
     variant: String,
@@ -43,12 +44,12 @@ fn standard_shogi_perft_6() {
     run(u64::MAX, 20_000_001);
 }
 
-fn reference_perft(v: &Variant, s: &Setup, depth: u32) -> u64 {
-    let moves = reference::legal_moves(v, s);
+fn reference_perft(r: &Reference, s: &Setup, depth: u32) -> u64 {
+    let moves = r.legal_moves(s);
     if depth == 1 {
         return moves.len() as u64;
     }
-    moves.iter().map(|&m| reference_perft(v, &reference::apply(v, s, m), depth - 1)).sum()
+    moves.iter().map(|&m| reference_perft(r, &r.apply(s, m), depth - 1)).sum()
 }
 
 #[test]
@@ -56,7 +57,7 @@ fn pocket_copper_perft_matches_reference_generator() {
     let v = Variant::builtin("pocket-copper").unwrap();
     for (name, sfen) in v.start_family() {
         let pos = Position::from_sfen(v, &sfen).unwrap();
-        assert_eq!(perft::perft(&pos, 3), reference_perft(v, &pos.to_setup(), 3), "start {name}");
+        assert_eq!(perft::perft(&pos, 3), reference_perft(&Reference::new(v), &pos.to_setup(), 3), "start {name}");
     }
 }
 
@@ -64,5 +65,5 @@ fn pocket_copper_perft_matches_reference_generator() {
 fn hand_shogi_perft_matches_reference_generator() {
     let v = Variant::builtin("hand-shogi").unwrap();
     let pos = Position::start(v);
-    assert_eq!(perft::perft(&pos, 2), reference_perft(v, &pos.to_setup(), 2));
+    assert_eq!(perft::perft(&pos, 2), reference_perft(&Reference::new(v), &pos.to_setup(), 2));
 }

@@ -6,12 +6,14 @@
 //! generation, step), so a resumed run draws exactly what an uninterrupted one would.
 
 use crate::data::UseCounts;
+use crate::train::StepLoss;
 use model::NetConfig;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 8] = b"CPRCKPT1";
-const VERSION: u32 = 1;
+/// 2 added the generation's losses and seconds; version-1 files still load (with none).
+const VERSION: u32 = 2;
 
 #[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct Checkpoint {
@@ -28,6 +30,45 @@ pub struct Checkpoint {
     pub seed: u64,
     pub weights: Vec<u8>,
     pub optimizer: Vec<u8>,
+    /// Losses of the generation's steps up to `generation_step`, and the seconds spent
+    /// training it, so a generation killed mid-training reports all its steps on resume.
+    pub generation_losses: Vec<StepLoss>,
+    pub generation_seconds: f64,
+}
+
+/// The version-1 layout, read so that runs checkpointed before version 2 resume.
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+struct CheckpointV1 {
+    net: NetConfig,
+    generation: u32,
+    generation_step: u32,
+    total_steps: u64,
+    generation_done: bool,
+    uses_at_generation_start: UseCounts,
+    uses: UseCounts,
+    seed: u64,
+    weights: Vec<u8>,
+    optimizer: Vec<u8>,
+}
+
+impl From<CheckpointV1> for Checkpoint {
+    fn from(c: CheckpointV1) -> Checkpoint {
+        Checkpoint {
+            net: c.net,
+            generation: c.generation,
+            generation_step: c.generation_step,
+            total_steps: c.total_steps,
+            generation_done: c.generation_done,
+            uses_at_generation_start: c.uses_at_generation_start,
+            uses: c.uses,
+            seed: c.seed,
+            weights: c.weights,
+            optimizer: c.optimizer,
+            generation_losses: Vec::new(),
+            generation_seconds: 0.0,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -62,8 +103,8 @@ impl Checkpoint {
             return Err(corrupt("bad header".into()));
         }
         let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
-        if version != VERSION {
-            return Err(corrupt(format!("version {version}, expected {VERSION}")));
+        if version != VERSION && version != 1 {
+            return Err(corrupt(format!("version {version}, expected 1 or {VERSION}")));
         }
         let crc = u32::from_le_bytes(bytes[12..16].try_into().unwrap());
         let len = u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize;
@@ -74,7 +115,84 @@ impl Checkpoint {
         if crc32fast::hash(body) != crc {
             return Err(corrupt("checksum mismatch".into()));
         }
-        let (c, _) = bincode::serde::decode_from_slice(body, bincode::config::standard()).map_err(|e| corrupt(e.to_string()))?;
-        Ok(Some(c))
+        let config = bincode::config::standard();
+        let c = if version == 1 {
+            bincode::serde::decode_from_slice::<CheckpointV1, _>(body, config).map(|(c, _)| c.into())
+        } else {
+            bincode::serde::decode_from_slice::<Checkpoint, _>(body, config).map(|(c, _)| c)
+        };
+        Ok(Some(c.map_err(|e| corrupt(e.to_string()))?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v1() -> CheckpointV1 {
+        CheckpointV1 {
+            net: NetConfig {
+                input_planes: 4,
+                board_height: 3,
+                board_width: 3,
+                policy_planes: 2,
+                blocks: 1,
+                channels: 8,
+                policy_head_channels: 2,
+                value_head_channels: 1,
+                value_hidden: 8,
+                bn_epsilon: 1e-5,
+                bn_momentum: 0.1,
+            },
+            generation: 3,
+            generation_step: 40,
+            total_steps: 340,
+            generation_done: false,
+            uses_at_generation_start: Default::default(),
+            uses: Default::default(),
+            seed: 7,
+            weights: vec![1, 2, 3],
+            optimizer: vec![4, 5],
+        }
+    }
+
+    fn file(version: u32, body: &[u8]) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&version.to_le_bytes());
+        out.extend_from_slice(&crc32fast::hash(body).to_le_bytes());
+        out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        out.extend_from_slice(body);
+        out
+    }
+
+    #[test]
+    fn a_version_1_checkpoint_still_resumes_with_no_earlier_losses() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trainer.ckpt");
+        let body = bincode::serde::encode_to_vec(v1(), bincode::config::standard()).unwrap();
+        std::fs::write(&path, file(1, &body)).unwrap();
+        let c = Checkpoint::load(&path).unwrap().unwrap();
+        assert_eq!((c.generation, c.generation_step, c.total_steps, c.seed), (3, 40, 340, 7));
+        assert_eq!((c.weights, c.optimizer), (vec![1, 2, 3], vec![4, 5]));
+        assert!(c.generation_losses.is_empty());
+        // The same body under version 2 is not a version-2 checkpoint: refused, not guessed.
+        std::fs::write(&path, file(2, &body)).unwrap();
+        assert!(matches!(Checkpoint::load(&path), Err(CheckpointError::Corrupt { .. })));
+        std::fs::write(&path, file(3, &body)).unwrap();
+        let e = Checkpoint::load(&path).unwrap_err().to_string();
+        assert!(e.contains("version 3, expected 1 or 2"), "{e}");
+    }
+
+    #[test]
+    fn losses_and_seconds_survive_a_save_and_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trainer.ckpt");
+        let mut c: Checkpoint = v1().into();
+        c.generation_losses = vec![StepLoss { step: 341, total: 2.5, policy: 2.0, value: 0.5 }];
+        c.generation_seconds = 12.5;
+        c.save(&path).unwrap();
+        let back = Checkpoint::load(&path).unwrap().unwrap();
+        assert_eq!(back.generation_losses, c.generation_losses);
+        assert_eq!(back.generation_seconds, 12.5);
     }
 }

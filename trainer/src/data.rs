@@ -38,8 +38,10 @@ pub fn is_validation_game(game_id: u64, fraction: f32) -> bool {
 }
 
 impl Window {
-    /// Loads `shards`, keeping those of `variant` whose encoding versions match.
-    pub fn load(variant: &Variant, shards: &[PathBuf], validation_fraction: f32) -> Window {
+    /// Loads `shards`, keeping those of `variant` whose encoding versions match and whose
+    /// every record fits them ([`check_record`]); the others are skipped, saying why.
+    pub fn load(variant: &'static Variant, shards: &[PathBuf], validation_fraction: f32) -> Window {
+        let actions = ActionSpace::new(variant);
         let mut w = Window::default();
         for path in shards {
             match read_shard(path) {
@@ -59,6 +61,10 @@ impl Window {
                     ));
                 }
                 Ok(s) => {
+                    if let Some((i, problem)) = s.records.iter().enumerate().find_map(|(i, r)| check_record(variant, &actions, r).err().map(|p| (i, p))) {
+                        w.skipped.push(format!("{}: record {i}: {problem}", path.display()));
+                        continue;
+                    }
                     let shard = w.shards.len();
                     w.shards.push(path.clone());
                     w.shard_records.push(s.records.len());
@@ -75,6 +81,38 @@ impl Window {
         }
         w
     }
+}
+
+/// Whether a record can become a training row for `variant`: its SFEN is a position of
+/// the variant, its policy target is a distribution over that position's legal moves, its
+/// result is a win, draw or loss, and its counters are consistent. A shard written by
+/// another build or damaged behind a valid checksum is refused here, not at a panic in
+/// the batcher.
+pub fn check_record(variant: &'static Variant, actions: &ActionSpace, r: &Record) -> Result<(), String> {
+    let pos = Position::from_sfen(variant, &r.sfen).map_err(|e| format!("SFEN {:?}: {e}", r.sfen))?;
+    if !(-1..=1).contains(&r.result) {
+        return Err(format!("result {} is not -1, 0 or 1", r.result));
+    }
+    if r.repetitions == 0 || r.ply > r.max_plies && r.max_plies > 0 {
+        return Err(format!("repetitions {} / ply {} of max {} are inconsistent", r.repetitions, r.ply, r.max_plies));
+    }
+    if !r.policy.is_empty() {
+        let legal = actions.legal_indices(&pos);
+        let mut total = 0.0f64;
+        for &(i, p) in &r.policy {
+            if !legal.contains(&(i as usize)) {
+                return Err(format!("policy index {i} is not a legal move of the position"));
+            }
+            if !(p.is_finite() && p >= 0.0) {
+                return Err(format!("policy probability {p} is not a probability"));
+            }
+            total += p as f64;
+        }
+        if (total - 1.0).abs() > 1e-3 {
+            return Err(format!("policy sums to {total}, not 1"));
+        }
+    }
+    Ok(())
 }
 
 /// How many times each training sample has been used, by shard file name.
@@ -184,7 +222,8 @@ impl Batcher {
         let mut out = DenseBatch { batch: b, input: vec![0.0; b * c], policy: vec![0.0; b * a], legal: vec![0.0; b * a], wdl: vec![0.0; b * 3] };
         let mut plain = vec![0.0; c];
         for (row, r) in records.iter().enumerate() {
-            let pos = Position::from_sfen(self.variant, &r.sfen).expect("records hold positions the engine wrote");
+            // Window::load refused every record that `check_record` rejects.
+            let pos = Position::from_sfen(self.variant, &r.sfen).expect("records are checked on load");
             let flip = self.mirror && rng.random::<bool>();
             let input = &mut out.input[row * c..(row + 1) * c];
             if flip {

@@ -29,8 +29,8 @@ pub struct TrainJob<'a> {
     pub seed: u64,
     /// Called after every step with (step, steps, loss).
     pub on_step: Option<&'a OnStep<'a>>,
-    /// Stop (as if killed) once this many steps of the generation are done and
-    /// checkpointed; for tests of resumption.
+    /// Stop (as if killed) once this many steps of the generation are done, without
+    /// writing a checkpoint a real kill would not write; for tests of resumption.
     pub stop_after: Option<u32>,
 }
 
@@ -47,9 +47,12 @@ pub struct GenerationReport {
     pub generation: u32,
     /// Steps run by this call (0 if the generation was already trained).
     pub steps: u32,
+    /// Seconds spent training this generation, over every call that worked on it.
+    pub seconds: f64,
     pub train_samples: usize,
     pub validation_samples: usize,
     pub validation: Option<LossStats>,
+    /// Every step of the generation so far, including those of earlier (killed) calls.
     pub losses: Vec<StepLoss>,
     /// Shards that could not be used, with why.
     pub skipped: Vec<String>,
@@ -148,6 +151,8 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
                 seed: job.seed,
                 weights: Vec::new(),
                 optimizer: Vec::new(),
+                generation_losses: Vec::new(),
+                generation_seconds: 0.0,
             };
             (net, c)
         }
@@ -155,6 +160,7 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
     let mut report = GenerationReport {
         generation: job.generation,
         steps: 0,
+        seconds: 0.0,
         train_samples: 0,
         validation_samples: 0,
         validation: None,
@@ -164,12 +170,15 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
         calibration: None,
         uses: UseSummary::default(),
     };
-    if ckpt.generation > job.generation || (ckpt.generation == job.generation && ckpt.generation_done) {
+    if ckpt.generation > job.generation {
         if !job.export_dir.join(model::store::CONFIG_FILE).exists() {
             save_model_tagged(&net, &job.export_dir, &game_tag(job.variant))?;
         }
         return Ok(report);
     }
+    // Trained but perhaps killed before its report was written: no steps remain, but
+    // the report (losses, validation, uses) is rebuilt below as the first call made it.
+    let already_done = ckpt.generation == job.generation && ckpt.generation_done;
     let mut step = TrainStep::new(train_config(cfg), device.clone());
     if !ckpt.optimizer.is_empty() {
         step.load_optimizer(ckpt.optimizer.clone()).map_err(|e| TrainError::Other(format!("{}: optimizer state: {e}", job.checkpoint.display())))?;
@@ -180,7 +189,12 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
         ckpt.generation_step = 0;
         ckpt.generation_done = false;
         ckpt.uses_at_generation_start = ckpt.uses.clone();
+        ckpt.generation_losses.clear();
+        ckpt.generation_seconds = 0.0;
     }
+    let started = std::time::Instant::now();
+    let earlier_seconds = ckpt.generation_seconds;
+    report.losses = ckpt.generation_losses.clone();
 
     let window = Window::load(job.variant, &job.shards, cfg.validation_fraction);
     prune_uses(&mut ckpt.uses_at_generation_start, &window);
@@ -194,7 +208,9 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
     let batcher = Batcher::new(job.variant, cfg.mirror).with_search_value_share(cfg.search_value_share);
     tracing::info!(generation = job.generation, steps, samples = window.train.len(), resume_at = ckpt.generation_step, "training");
 
-    let save = |net: &Net, step: &TrainStep, ckpt: &mut Checkpoint| -> Result<(), TrainError> {
+    let save = |net: &Net, step: &TrainStep, ckpt: &mut Checkpoint, losses: &[StepLoss]| -> Result<(), TrainError> {
+        ckpt.generation_losses = losses.to_vec();
+        ckpt.generation_seconds = earlier_seconds + started.elapsed().as_secs_f64();
         ckpt.weights = model::store::weights_to_bytes(net);
         ckpt.optimizer = step.optimizer_bytes().map_err(TrainError::Other)?;
         ckpt.save(&job.checkpoint)?;
@@ -220,12 +236,9 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
             f(s, steps, &l);
         }
         if s % cfg.checkpoint_every == 0 || s == steps {
-            save(&net, &step, &mut ckpt)?;
+            save(&net, &step, &mut ckpt, &report.losses)?;
         }
         if job.stop_after.is_some_and(|n| s >= n) && s < steps {
-            if s % cfg.checkpoint_every != 0 {
-                save(&net, &step, &mut ckpt)?;
-            }
             report.complete = false;
             return Ok(report);
         }
@@ -236,9 +249,17 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
         report.calibration = Some(calibration);
     }
     report.uses = UseSummary::of(&window, &ckpt.uses, cfg.max_sample_uses, steps as usize * cfg.batch_size);
+    if already_done {
+        report.seconds = ckpt.generation_seconds;
+        if !job.export_dir.join(model::store::CONFIG_FILE).exists() {
+            save_model_tagged(&net, &job.export_dir, &game_tag(job.variant))?;
+        }
+        return Ok(report);
+    }
     save_model_tagged(&net, &job.export_dir, &game_tag(job.variant))?;
     ckpt.generation_done = true;
-    save(&net, &step, &mut ckpt)?;
+    save(&net, &step, &mut ckpt, &report.losses)?;
+    report.seconds = ckpt.generation_seconds;
     Ok(report)
 }
 

@@ -67,6 +67,32 @@ fn corrupt_shard_is_skipped_naming_the_file_and_corrupt_checkpoint_refused() {
     assert!(Checkpoint::load(&dir.path().join("trainer.ckpt")).is_err());
 }
 
+/// Shards that pass their checksum but whose records do not fit the variant and encoding
+/// (written by another build, or crafted) are skipped naming the file and the record; the
+/// batcher never sees them (before the check, each of these panicked inside it).
+#[test]
+fn records_that_do_not_fit_the_variant_are_refused_not_panicked_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let shards = write_random_shards(dir.path(), 5, 10, 4);
+    type Damage = (&'static str, fn(&mut records::Record));
+    let damage: [Damage; 4] = [
+        ("policy index", |r| r.policy = vec![(u32::MAX, 1.0)]),
+        ("SFEN", |r| r.sfen = "lnsgkgsnl/9 b - 1".into()),
+        ("result", |r| r.result = 5),
+        ("not a probability", |r| r.policy = vec![(r.policy[0].0, f32::NAN)]),
+    ];
+    for (shard, (what, edit)) in shards.iter().zip(damage) {
+        let mut s = records::read_shard(shard).unwrap();
+        edit(&mut s.records[3]);
+        records::write_shard(shard, &s.header, &s.records).unwrap();
+        let w = trainer::data::Window::load(variant(), std::slice::from_ref(shard), 0.0);
+        assert!(w.train.is_empty(), "{what}");
+        assert!(w.skipped.len() == 1 && w.skipped[0].contains("record 3") && w.skipped[0].contains(what), "{what}: {:?}", w.skipped);
+    }
+    let w = trainer::data::Window::load(variant(), &shards, 0.0);
+    assert_eq!((w.skipped.len(), w.train.len()), (4, 10), "only the untouched game is used");
+}
+
 /// Validation evaluates a sample spread over the whole held-out set (oldest to newest
 /// generation), not its first positions: 5 of 10 are 0, 2, 4, 6, 8; 3 of 9 are 0, 3, 6.
 #[test]

@@ -1,0 +1,192 @@
+//! Board geometry: a board's size and the square tables (rays, lines, distances, files,
+//! ranks) every variant derives from it. Above [`crate::Bitboard`], which it fills.
+
+use crate::bitboard::Bitboard;
+use crate::square::{Color, Square, DIRECTIONS};
+
+/// Board dimensions and the square tables every variant derives from them.
+#[derive(Clone, Debug)]
+pub struct Geometry {
+    pub files: u8,
+    pub ranks: u8,
+    pub all: Bitboard,
+    /// `rays[d][sq]`: squares from `sq` (exclusive) to the edge in direction `d`.
+    pub rays: Vec<[Bitboard; 8]>,
+    /// `between[a * N + b]`: squares strictly between `a` and `b` on a line, else empty.
+    between: Vec<Bitboard>,
+    /// `within[(sq * 8 + d) * 10 + n]`: the first `n` squares of the ray (n ≤ 9).
+    within: Vec<Bitboard>,
+    /// Chebyshev distance between two squares.
+    distance: Vec<u8>,
+    /// Files as masks, by file index.
+    pub file_masks: Vec<Bitboard>,
+    /// Ranks as masks, by rank index (0 = rank a).
+    pub rank_masks: Vec<Bitboard>,
+}
+
+impl Geometry {
+    pub fn new(files: u8, ranks: u8) -> Geometry {
+        assert!(files >= 1 && ranks >= 1 && (files as usize) * (ranks as usize) <= 128);
+        let n = files as usize * ranks as usize;
+        let mut g = Geometry {
+            files,
+            ranks,
+            all: Bitboard(if n == 128 { u128::MAX } else { (1u128 << n) - 1 }),
+            rays: vec![[Bitboard::EMPTY; 8]; n],
+            between: vec![Bitboard::EMPTY; n * n],
+            within: vec![Bitboard::EMPTY; n * 8 * 10],
+            distance: vec![0; n * n],
+            file_masks: vec![Bitboard::EMPTY; files as usize],
+            rank_masks: vec![Bitboard::EMPTY; ranks as usize],
+        };
+        for sq in g.squares() {
+            let (f, r) = g.coords(sq);
+            g.file_masks[f as usize].set(sq);
+            g.rank_masks[r as usize].set(sq);
+            for (d, &(df, dr)) in DIRECTIONS.iter().enumerate() {
+                let mut line = Bitboard::EMPTY;
+                let (mut x, mut y) = (f as i8 + df, r as i8 + dr);
+                let mut steps = 0;
+                while let Some(t) = g.square_at(x, y) {
+                    steps += 1;
+                    for k in steps..10 {
+                        g.within[(sq.index() * 8 + d) * 10 + k].set(t);
+                    }
+                    if g.between[sq.index() * n + t.index()].is_empty() {
+                        g.between[sq.index() * n + t.index()] = line;
+                    }
+                    line.set(t);
+                    x += df;
+                    y += dr;
+                }
+                g.rays[sq.index()][d] = line;
+            }
+            for t in g.squares() {
+                let (tf, tr) = g.coords(t);
+                g.distance[sq.index() * n + t.index()] = (tf as i8 - f as i8).unsigned_abs().max((tr as i8 - r as i8).unsigned_abs());
+            }
+        }
+        g
+    }
+
+    /// The first `n` squares of the ray from `sq` in direction `d` (the whole ray for n ≥ 9).
+    #[inline(always)]
+    pub fn ray_within(&self, sq: Square, d: usize, n: u8) -> Bitboard {
+        self.within[(sq.index() * 8 + d) * 10 + (n.min(9) as usize)]
+    }
+
+    #[inline(always)]
+    pub fn distance(&self, a: Square, b: Square) -> u8 {
+        self.distance[a.index() * self.num_squares() + b.index()]
+    }
+
+    /// Files (as a mask) holding any square of `bb`.
+    #[inline(always)]
+    pub fn files_of(&self, bb: Bitboard) -> Bitboard {
+        let mut out = Bitboard::EMPTY;
+        for sq in bb {
+            out |= self.file_masks[sq.index() % self.files as usize];
+        }
+        out
+    }
+
+    #[inline(always)]
+    pub fn file_of(&self, sq: Square) -> Bitboard {
+        self.file_masks[sq.index() % self.files as usize]
+    }
+
+    #[inline(always)]
+    pub fn num_squares(&self) -> usize {
+        self.files as usize * self.ranks as usize
+    }
+
+    pub fn squares(&self) -> impl Iterator<Item = Square> {
+        (0..self.num_squares() as u8).map(Square::new_unchecked)
+    }
+
+    /// (file index, rank index) of a square.
+    #[inline(always)]
+    pub fn coords(&self, sq: Square) -> (u8, u8) {
+        let i = sq.index() as u8;
+        (i % self.files, i / self.files)
+    }
+
+    /// The square at (file index, rank index), if on the board.
+    #[inline(always)]
+    pub fn square_at(&self, file: i8, rank: i8) -> Option<Square> {
+        if file >= 0 && rank >= 0 && (file as u8) < self.files && (rank as u8) < self.ranks {
+            Some(Square::new_unchecked(rank as u8 * self.files + file as u8))
+        } else {
+            None
+        }
+    }
+
+    #[inline(always)]
+    pub fn ray(&self, sq: Square, dir: usize) -> Bitboard {
+        self.rays[sq.index()][dir]
+    }
+
+    /// Squares strictly between `a` and `b` if they share a rank, file or diagonal.
+    #[inline(always)]
+    pub fn between(&self, a: Square, b: Square) -> Bitboard {
+        self.between[a.index() * self.num_squares() + b.index()]
+    }
+
+    /// Rank counted from `color`'s far side: 0 is the last rank `color` moves toward.
+    #[inline(always)]
+    pub fn relative_rank(&self, color: Color, sq: Square) -> u8 {
+        let (_, r) = self.coords(sq);
+        match color {
+            Color::Black => r,
+            Color::White => self.ranks - 1 - r,
+        }
+    }
+
+    /// The `n` ranks farthest from `color` (its promotion zone when `n` is the zone depth).
+    pub fn far_ranks(&self, color: Color, n: u8) -> Bitboard {
+        let mut bb = Bitboard::EMPTY;
+        for sq in self.squares() {
+            if self.relative_rank(color, sq) < n {
+                bb.set(sq);
+            }
+        }
+        bb
+    }
+
+    /// Square name such as `7g`.
+    pub fn square_name(&self, sq: Square) -> String {
+        let (f, r) = self.coords(sq);
+        format!("{}{}", f + 1, (b'a' + r) as char)
+    }
+
+    /// Parses a square name such as `7g`; `None` if malformed or off this board.
+    pub fn parse_square(&self, s: &str) -> Option<Square> {
+        let b = s.as_bytes();
+        if b.len() != 2 || !b[0].is_ascii_digit() || !b[1].is_ascii_lowercase() {
+            return None;
+        }
+        let file = b[0] - b'0';
+        if file == 0 {
+            return None;
+        }
+        self.square_at(file as i8 - 1, (b[1] - b'a') as i8)
+    }
+
+    /// (file delta, rank delta) of a direction index.
+    pub fn direction_vector(d: usize) -> (i8, i8) {
+        DIRECTIONS[d]
+    }
+
+    /// Direction index from `from` toward `to` if they are aligned, with the distance.
+    pub fn direction_to(&self, from: Square, to: Square) -> Option<(usize, u8)> {
+        let (f0, r0) = self.coords(from);
+        let (f1, r1) = self.coords(to);
+        let (df, dr) = (f1 as i8 - f0 as i8, r1 as i8 - r0 as i8);
+        if (df, dr) == (0, 0) || !(df == 0 || dr == 0 || df.abs() == dr.abs()) {
+            return None;
+        }
+        let unit = (df.signum(), dr.signum());
+        let d = DIRECTIONS.iter().position(|&x| x == unit)?;
+        Some((d, df.abs().max(dr.abs()) as u8))
+    }
+}
