@@ -110,14 +110,14 @@ fn weight_matrix(w: &[f32], o: usize, c: usize) -> Vec<f32> {
 }
 
 /// Row-major contents of an f32 flex tensor (copied to contiguous if needed).
-fn f32_data(t: &FlexTensor) -> std::borrow::Cow<'_, [f32]> {
+pub(crate) fn f32_data(t: &FlexTensor) -> std::borrow::Cow<'_, [f32]> {
     match t.as_slice::<f32>() {
         Some(s) => std::borrow::Cow::Borrowed(s),
         None => std::borrow::Cow::Owned(t.to_contiguous().as_slice::<f32>().expect("contiguous").to_vec()),
     }
 }
 
-fn flex_f32(values: Vec<f32>, shape: Vec<usize>) -> FlexTensor {
+pub(crate) fn flex_f32(values: Vec<f32>, shape: Vec<usize>) -> FlexTensor {
     FlexTensor::new(Bytes::from_elems(values), Layout::contiguous(Shape::from(shape)), DType::F32)
 }
 

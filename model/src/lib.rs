@@ -12,6 +12,7 @@
 
 pub mod config;
 pub mod device;
+pub mod fastbn;
 pub mod fastconv;
 pub mod fold;
 pub mod infer;

@@ -54,7 +54,26 @@ impl ConvBn {
     /// `fast`: use [`crate::fastconv::conv3x3`] for 3x3 kernels; otherwise burn's conv2d.
     fn forward_with(&self, x: Tensor<4>, fast: bool) -> Tensor<4> {
         let y = if fast && self.conv.kernel_size == [3, 3] { crate::fastconv::conv3x3(x, self.conv.weight.val()) } else { self.conv.forward(x) };
-        self.bn.forward(y)
+        let device = y.device();
+        if fast && device.is_autodiff() && self.bn.training.is_enabled() && crate::fastconv::is_flex(&device) {
+            self.bn_train_fused(y)
+        } else {
+            self.bn.forward(y)
+        }
+    }
+
+    /// burn's `BatchNorm::forward_train` (batch statistics, running statistics moved by
+    /// `momentum`) with the fused kernel of [`crate::fastbn`].
+    fn bn_train_fused(&self, y: Tensor<4>) -> Tensor<4> {
+        let bn = &self.bn;
+        let r = crate::fastbn::batch_norm_train(y, bn.gamma.val(), bn.beta.val(), bn.epsilon);
+        let device = r.output.device();
+        let m = bn.momentum;
+        let running_mean = bn.running_mean.value_sync().to_device(&device).mul_scalar(1.0 - m).add(r.mean.detach().mul_scalar(m));
+        let running_var = bn.running_var.value_sync().to_device(&device).mul_scalar(1.0 - m).add(r.variance.detach().mul_scalar(m));
+        bn.running_mean.update(running_mean.detach());
+        bn.running_var.update(running_var.detach());
+        r.output
     }
 }
 
