@@ -180,9 +180,9 @@ fn config(root: &Path, scratch: &Path) -> Target {
 }
 
 /// A real shard: the records of a short random game of Pocket Shogi Copper.
-fn seed_shard(dir: &Path) -> (records::ShardHeader, Vec<records::Record>) {
+fn seed_shard() -> (records::ShardHeader, Vec<records::Record>) {
     let v = Variant::builtin("pocket-copper").unwrap();
-    let actions = encoding_actions(v);
+    let actions = encoding::ActionSpace::new(v);
     let mut g = Game::new(Position::start(v), Some(320));
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
     let mut recs = Vec::new();
@@ -212,12 +212,7 @@ fn seed_shard(dir: &Path) -> (records::ShardHeader, Vec<records::Record>) {
         generation: 1,
         games: 1,
     };
-    let _ = dir;
     (header, recs)
-}
-
-fn encoding_actions(v: &'static Variant) -> encoding::ActionSpace {
-    encoding::ActionSpace::new(v)
 }
 
 const SHARD_FIXED_LEN: usize = 32;
@@ -253,7 +248,7 @@ fn read_like_the_trainer(path: &Path) -> bool {
 fn shard_file(scratch: &Path) -> Target {
     let dir = scratch_dir(scratch, "shard-file");
     let path = dir.join("game.shard");
-    let (header, recs) = seed_shard(&dir);
+    let (header, recs) = seed_shard();
     records::write_shard(&path, &header, &recs).unwrap();
     let corpus = vec![std::fs::read(&path).unwrap()];
     Target {
@@ -274,7 +269,7 @@ fn shard_file(scratch: &Path) -> Target {
 fn shard_records(scratch: &Path) -> Target {
     let dir = scratch_dir(scratch, "shard-records");
     let path = dir.join("game.shard");
-    let (header, recs) = seed_shard(&dir);
+    let (header, recs) = seed_shard();
     let head = bincode::serde::encode_to_vec(&header, bincode::config::standard()).unwrap();
     let corpus = vec![bincode::serde::encode_to_vec(&recs, bincode::config::standard()).unwrap()];
     Target {
