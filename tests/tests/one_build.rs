@@ -14,12 +14,8 @@ use std::process::Command;
 fn resolved_features(args: &[&str]) -> BTreeMap<String, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let output = Command::new(cargo)
-        .current_dir(root)
-        .args(["tree", "--offline", "--locked", "--prefix", "none", "-f", "{p}|{f}"])
-        .args(args)
-        .output()
-        .expect("cargo tree runs");
+    let output =
+        Command::new(cargo).current_dir(root).args(["tree", "--locked", "--prefix", "none", "-f", "{p}|{f}"]).args(args).output().expect("cargo tree runs");
     assert!(output.status.success(), "cargo tree {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8(output.stdout)
         .unwrap()
