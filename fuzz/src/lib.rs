@@ -147,7 +147,7 @@ fn replace_number(rng: &mut impl RngCore, data: &mut Vec<u8>) {
 /// are caught and reported (with the input); `on_input` sees every input before it runs
 /// (the binary keeps it for its allocation guard and watchdog).
 pub fn soak(target: &Target, seed: u64, mut keep_going: impl FnMut(u64) -> bool, mut on_input: impl FnMut(&[u8])) -> Report {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64_for(seed, target.name);
+    let mut rng = rng_for(seed, target.name);
     let max_len = target.corpus.iter().map(Vec::len).max().unwrap_or(0) * 2 + 64;
     let mut report = Report::default();
     // Seeds first, as they are: they must parse.
@@ -170,17 +170,11 @@ pub fn soak(target: &Target, seed: u64, mut keep_going: impl FnMut(u64) -> bool,
     report
 }
 
-/// Per-target generators: the same seed gives each target its own stream.
-trait SeedFor {
-    fn seed_from_u64_for(seed: u64, name: &str) -> Self;
-}
-
-impl SeedFor for rand_chacha::ChaCha8Rng {
-    fn seed_from_u64_for(seed: u64, name: &str) -> Self {
-        use rand::SeedableRng;
-        let salt = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
-        rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ salt)
-    }
+/// The target's own generator: the same seed gives each target its own stream.
+fn rng_for(seed: u64, name: &str) -> rand_chacha::ChaCha8Rng {
+    use rand::SeedableRng;
+    let salt = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
+    rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ salt)
 }
 
 /// A fresh scratch directory for targets that parse files.

@@ -64,6 +64,17 @@ fn save_current_input() {
     }
 }
 
+/// Whether an allocation of `size` bytes is over the limit: the first such request saves
+/// the input and is refused (the caller then aborts on the allocation failure).
+fn refused(size: usize) -> bool {
+    if size <= MAX_ALLOC.load(Ordering::Relaxed) || GUARD_TRIPPED.swap(true, Ordering::SeqCst) {
+        return false;
+    }
+    let _ = std::io::stderr().write_all(b"soak: an input asked for an allocation over the limit; input saved, aborting\n");
+    save_current_input();
+    true
+}
+
 struct GuardedAlloc;
 
 // SAFETY: every call is forwarded to the system allocator unchanged, except that a
@@ -71,9 +82,7 @@ struct GuardedAlloc;
 // allocation failure).
 unsafe impl GlobalAlloc for GuardedAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if layout.size() > MAX_ALLOC.load(Ordering::Relaxed) && !GUARD_TRIPPED.swap(true, Ordering::SeqCst) {
-            let _ = std::io::stderr().write_all(b"soak: an input asked for an allocation over the limit; input saved, aborting\n");
-            save_current_input();
+        if refused(layout.size()) {
             return std::ptr::null_mut();
         }
         // SAFETY: forwarded with the caller's layout.
@@ -84,9 +93,7 @@ unsafe impl GlobalAlloc for GuardedAlloc {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if new_size > MAX_ALLOC.load(Ordering::Relaxed) && !GUARD_TRIPPED.swap(true, Ordering::SeqCst) {
-            let _ = std::io::stderr().write_all(b"soak: an input asked for an allocation over the limit; input saved, aborting\n");
-            save_current_input();
+        if refused(new_size) {
             return std::ptr::null_mut();
         }
         // SAFETY: `ptr` came from this allocator with `layout`.
