@@ -5,7 +5,7 @@
 //!
 //! | kind | ARG | keys |
 //! |---|---|---|
-//! | `checkpoint` | model directory (`…/models/gen-0004`) | limit; `policy=gumbel\|puct`, `gumbel_m=N`, `c_puct=X`, `noise=X` |
+//! | `checkpoint` | model directory (`…/models/gen-0004`) | limit; `policy=gumbel\|puct`, `gumbel_m=N`, `c_puct=X`, `noise=X`, `mate=on\|off` |
 //! | `uniform` | – | as checkpoint: the uniform-prior search |
 //! | `random` | – | – |
 //! | `greedy` | – | `noise=CP` (one-ply material) |
@@ -17,6 +17,10 @@
 //! `time=MS,inc=MS` (see [`Limit`]). Examples:
 //! `checkpoint:data/runs/pocket-copper/models/gen-0004,sims=24`,
 //! `alphabeta,depth=2`, `usi:/usr/games/fairy-stockfish,nodes=1000,name=fsf-1k`.
+//!
+//! `mate=on` turns on the search's one-ply mate check (`SearchConfig::mate_in_one`: a
+//! leaf whose mover can mate or reach the flag at once is a proven win); off by default,
+//! so `uniform` stays the fixed anchor earlier ladders were rated against.
 //!
 //! `noise=X` makes a deterministic player stochastic, so that a player against itself
 //! from one start does not replay one game (the balance study needs that variety):
@@ -72,6 +76,8 @@ pub struct PlayerSpec {
     pub root_policy: RootPolicy,
     pub gumbel_m: Option<usize>,
     pub c_puct: Option<f32>,
+    /// `mate=on`: the one-ply mate check at the search's leaves.
+    pub mate_in_one: bool,
     pub tt_entries: usize,
     /// Play noise (`noise=X`, see the module documentation); `None`: none.
     pub noise: Option<f64>,
@@ -81,7 +87,7 @@ pub struct PlayerSpec {
 /// between ordinary scores and mate scores, so noise never hides a mate.
 pub const MAX_BASELINE_NOISE_CP: f64 = 1000.0;
 
-const KNOWN_KEYS: [&str; 17] = [
+const KNOWN_KEYS: [&str; 18] = [
     "name",
     "nodes",
     "sims",
@@ -96,6 +102,7 @@ const KNOWN_KEYS: [&str; 17] = [
     "policy",
     "gumbel_m",
     "c_puct",
+    "mate",
     "tt",
     "noise",
     "option.*",
@@ -141,6 +148,14 @@ impl PlayerSpec {
         };
         let gumbel_m = get("gumbel_m").map(|v| v.parse::<usize>().map_err(|_| err(format!("gumbel_m={v}: expected a whole number")))).transpose()?;
         let c_puct = get("c_puct").map(|v| v.parse::<f32>().map_err(|_| err(format!("c_puct={v}: expected a number")))).transpose()?;
+        let mate_in_one = match get("mate").as_deref() {
+            None | Some("off") | Some("0") | Some("false") => false,
+            Some("on") | Some("1") | Some("true") => true,
+            Some(x) => return Err(err(format!("mate={x}: expected on or off"))),
+        };
+        if mate_in_one && !matches!(kind, Kind::Checkpoint(_) | Kind::Uniform) {
+            return Err(err(format!("mate=on is a search setting: {kind_name} has no search to check")));
+        }
         let tt_entries = get("tt").map(|v| v.parse::<usize>().map_err(|_| err(format!("tt={v}: expected a whole number")))).transpose()?.unwrap_or(1 << 16);
         let noise = get("noise")
             .map(|v| v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0).ok_or_else(|| err(format!("noise={v}: expected a number >= 0"))))
@@ -170,6 +185,7 @@ impl PlayerSpec {
             root_policy,
             gumbel_m,
             c_puct,
+            mate_in_one,
             tt_entries,
             noise,
         })
@@ -262,6 +278,7 @@ impl PlayerFactory {
         if let Some(x) = self.spec.c_puct {
             c.c_puct = x;
         }
+        c.mate_in_one = self.spec.mate_in_one;
         if let Some(x) = self.spec.noise {
             match self.spec.root_policy {
                 RootPolicy::Gumbel => c.gumbel_scale = x as f32,
@@ -341,6 +358,8 @@ mod tests {
         assert_eq!(f("uniform,sims=8,noise=1").gumbel_scale, 1.0);
         let c = f("uniform,sims=8,policy=puct,noise=0.5");
         assert_eq!((c.temperature, c.gumbel_scale), (0.5, 0.0));
+        assert!(!f("uniform,sims=8").mate_in_one);
+        assert!(f("uniform,sims=8,mate=on").mate_in_one);
     }
 
     #[test]
@@ -360,6 +379,8 @@ mod tests {
             ("random,noise=1", "random takes no noise"),
             ("usi:/bin/engine,noise=1", "usi engines take no noise"),
             ("alphabeta,noise=5000", "at most 1000 centipawns"),
+            ("uniform,mate=maybe", "expected on or off"),
+            ("greedy,mate=on", "greedy has no search"),
         ] {
             let e = PlayerSpec::parse(text).unwrap_err().to_string();
             assert!(e.contains(says), "{text}: {e}");

@@ -66,8 +66,9 @@ enum Command {
         /// Override the config's thread count (1 makes a seeded run reproducible).
         #[arg(long)]
         threads: Option<usize>,
-        /// Override the training device (training.device): cpu, cuda[:N] (a build with
-        /// --features cuda) or wgpu (--features gpu).
+        /// Override the device of training and of the self-play network (training.device
+        /// and selfplay.device): cpu, cuda[:N] (a build with --features cuda) or wgpu
+        /// (--features gpu).
         #[arg(long)]
         device: Option<model::DeviceSpec>,
         /// No progress bars (summary lines and logs only).
@@ -416,6 +417,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             if let Some(d) = device {
                 cfg.training.device = d;
+                cfg.selfplay.device = d.to_string();
             }
             cfg.validate()?;
             pipeline::train_loop(&cfg, !quiet)?;

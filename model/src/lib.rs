@@ -12,6 +12,7 @@
 
 pub mod config;
 pub mod device;
+pub mod device_net;
 pub mod fastbn;
 pub mod fastconv;
 pub mod fold;
@@ -28,6 +29,7 @@ pub use config::{ConfigError, NetConfig};
 pub use device::{cpu_device, cpu_threads, cpu_train_device, init_cpu_threads, CpuBackend, CpuTrainBackend, Device, DeviceError, DeviceSpec};
 #[cfg(feature = "gpu")]
 pub use device::{gpu_device, gpu_train_device, GpuBackend};
+pub use device_net::{DeviceNet, DeviceNetError};
 pub use fold::FoldedNet;
 pub use infer::{Evaluation, InferenceNet};
 pub use net::{Net, NetOutput};

@@ -4,16 +4,19 @@
 //! exactly the leaf's legal moves.
 
 use encoding::{ActionSpace, InputPlanes};
-use model::InferenceNet;
+use model::{DeviceNet, DeviceSpec, InferenceNet, NetConfig};
 use rules::{Game, Variant};
 use search::{EvalRequest, Evaluation, Evaluator};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A model directory that cannot play this variant.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error(transparent)]
     Model(#[from] model::ModelIoError),
+    #[error(transparent)]
+    Device(#[from] model::DeviceError),
     #[error("model {dir}: {problem}")]
     Mismatch { dir: PathBuf, problem: String },
 }
@@ -29,6 +32,25 @@ pub fn load(dir: &Path, variant: &'static Variant) -> Result<NetEvaluator, LoadE
     }
     let net = model::load_inference(dir)?;
     NetEvaluator::new(net, variant).map_err(|problem| LoadError::Mismatch { dir: dir.to_path_buf(), problem })
+}
+
+/// Loads the model in `dir` for `variant` to run on `device`: the folded CPU network for
+/// `cpu`, burn on the device otherwise (a GPU build; put a `search::BatchingEvaluator` in
+/// front so that many search threads fill its batches). A device this build or machine
+/// cannot drive is an error naming it.
+pub fn load_on(dir: &Path, variant: &'static Variant, device: DeviceSpec) -> Result<NetEvaluator, LoadError> {
+    if device == DeviceSpec::Cpu {
+        return load(dir, variant);
+    }
+    let manifest = model::read_manifest(dir)?;
+    if let Some(tag) = &manifest.game {
+        check_tag(tag, variant).map_err(|problem| LoadError::Mismatch { dir: dir.to_path_buf(), problem })?;
+    }
+    let net = DeviceNet::load(dir, device).map_err(|e| match e {
+        model::DeviceNetError::Device(e) => LoadError::Device(e),
+        model::DeviceNetError::Model(e) => LoadError::Model(e),
+    })?;
+    NetEvaluator::on_device(net, variant).map_err(|problem| LoadError::Mismatch { dir: dir.to_path_buf(), problem })
 }
 
 /// Whether a model trained for `tag` may play `variant` with this build's encodings.
@@ -70,9 +92,35 @@ pub fn save_random_model(variant: &'static Variant, dir: &Path, blocks: usize, c
     model::save_model_tagged(&net, dir, &tag)
 }
 
+/// Where the network runs.
+#[derive(Clone)]
+enum Backend {
+    /// Our folded CPU kernels ([`InferenceNet`]).
+    Folded(Arc<InferenceNet>),
+    /// burn on a device ([`DeviceNet`]): a GPU, or the CPU in tests.
+    Device(Arc<DeviceNet>),
+}
+
+impl Backend {
+    fn config(&self) -> &NetConfig {
+        match self {
+            Backend::Folded(n) => n.config(),
+            Backend::Device(n) => n.config(),
+        }
+    }
+
+    fn forward_into(&self, input: &[f32], batch: usize, policy: &mut [f32], value: &mut [f32], serial: bool) {
+        match self {
+            Backend::Folded(n) if serial => n.forward_serial_into(input, batch, policy, value),
+            Backend::Folded(n) => n.forward_into(input, batch, policy, value),
+            Backend::Device(n) => n.forward_into(input, batch, policy, value),
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct NetEvaluator {
-    net: InferenceNet,
+    net: Backend,
     planes: InputPlanes,
     actions: ActionSpace,
     /// Compute each batch on the calling thread only: right when every core already
@@ -83,6 +131,15 @@ pub struct NetEvaluator {
 impl NetEvaluator {
     /// Fails if the network's shape does not fit the variant's encodings.
     pub fn new(net: InferenceNet, variant: &'static Variant) -> Result<NetEvaluator, String> {
+        Self::with_backend(Backend::Folded(Arc::new(net)), variant)
+    }
+
+    /// The network run by burn on its device (see [`load_on`]).
+    pub fn on_device(net: DeviceNet, variant: &'static Variant) -> Result<NetEvaluator, String> {
+        Self::with_backend(Backend::Device(Arc::new(net)), variant)
+    }
+
+    fn with_backend(net: Backend, variant: &'static Variant) -> Result<NetEvaluator, String> {
         let planes = InputPlanes::new(variant);
         let actions = ActionSpace::new(variant);
         let c = net.config();
@@ -119,11 +176,7 @@ impl Evaluator<Game> for NetEvaluator {
         let a = self.actions.size();
         let mut policy = vec![0.0f32; batch.len() * a];
         let mut value = vec![0.0f32; batch.len() * 3];
-        if self.serial {
-            self.net.forward_serial_into(&input, batch.len(), &mut policy, &mut value);
-        } else {
-            self.net.forward_into(&input, batch.len(), &mut policy, &mut value);
-        }
+        self.net.forward_into(&input, batch.len(), &mut policy, &mut value, self.serial);
         batch
             .iter()
             .enumerate()
@@ -172,7 +225,7 @@ impl NetEvaluator {
         }
         let mut policy = vec![0.0f32; games.len() * self.actions.size()];
         let mut value = vec![0.0f32; games.len() * 3];
-        self.net.forward_into(&input, games.len(), &mut policy, &mut value);
+        self.net.forward_into(&input, games.len(), &mut policy, &mut value, false);
         value
             .chunks_exact(3)
             .map(|v| {
@@ -235,6 +288,41 @@ mod tests {
         // Another start is the same game for the network.
         let other_start = Variant::load("pocket-copper", &[("start".into(), "no-copper".into())]).unwrap();
         assert!(check_tag(&tag("pocket-copper", &own, p, a), other_start).is_ok());
+    }
+
+    /// A model saved by one backend plays the same through the other: burn on a device
+    /// (here the CPU; a GPU in a `cuda` build) and the folded CPU kernels give the same
+    /// priors and values on real positions, and the same search picks the same moves.
+    #[test]
+    fn a_saved_model_plays_the_same_through_both_backends() {
+        let dir = std::env::temp_dir().join(format!("neteval-devices-{}", std::process::id()));
+        let v = Variant::builtin("pocket-copper").unwrap();
+        save_random_model(v, &dir, 2, 16, 9).unwrap();
+        let folded = load(&dir, v).unwrap();
+        let device = NetEvaluator::on_device(DeviceNet::load(&dir, DeviceSpec::Cpu).unwrap(), v).unwrap();
+        let mut g = Game::new(rules::Position::start(v), None);
+        let mut requests = Vec::new();
+        for _ in 0..12 {
+            let moves = rules::Game::legal_moves(&g).to_vec();
+            requests.push(EvalRequest { state: g.clone(), moves: moves.clone() });
+            g.play_unchecked(moves[moves.len() / 3]);
+        }
+        for (a, b) in folded.evaluate(&requests).iter().zip(device.evaluate(&requests)) {
+            assert!((a.value - b.value).abs() < 1e-4, "values {} and {}", a.value, b.value);
+            let d = a.priors.iter().zip(&b.priors).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+            assert!(d < 1e-4, "priors differ by {d}");
+        }
+        let cfg = search::SearchConfig::gumbel(16).for_evaluation();
+        for req in &requests {
+            let pick = |e: &NetEvaluator| search::Search::with_seed(req.state.clone(), cfg.clone(), 1).run(e).chosen;
+            assert_eq!(pick(&folded), pick(&device), "{}", req.state.position().to_sfen());
+        }
+        if let Err(why) = DeviceSpec::Cuda(0).device() {
+            let e = load_on(&dir, v, DeviceSpec::Cuda(0)).err().expect("no CUDA in this build").to_string();
+            assert_eq!(e, why.to_string());
+            assert!(e.contains("cuda:0") && e.contains("--features cuda"), "{e}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

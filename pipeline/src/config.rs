@@ -106,6 +106,7 @@ impl RunConfig {
         // A device this build cannot drive is refused at load time, with the feature to
         // build with; one the machine lacks, when training first touches it.
         self.training.device.device().map_err(|e| anyhow::anyhow!("training.{e}"))?;
+        self.selfplay_device()?.device().map_err(|e| anyhow::anyhow!("selfplay.{e}"))?;
         let variant = self.variant()?;
         // Unknown start names would otherwise fall back to the variant's start silently.
         let family: Vec<String> = variant.start_family().into_iter().map(|(n, _)| n).collect();
@@ -113,6 +114,11 @@ impl RunConfig {
             bail!("selfplay.starts: unknown start '{bad}' (the start family of {} is: {})", variant.name, family.join(", "));
         }
         Ok(())
+    }
+
+    /// The self-play network's device (`selfplay.device`).
+    pub fn selfplay_device(&self) -> Result<model::DeviceSpec> {
+        self.selfplay.device.parse().map_err(|e| anyhow::anyhow!("selfplay.{e}"))
     }
 
     pub fn variant(&self) -> Result<&'static rules::Variant> {
@@ -170,7 +176,15 @@ mod tests {
             c.training.device = model::DeviceSpec::Cuda(0);
             let e = c.validate().unwrap_err().to_string();
             assert!(e.contains("training.device 'cuda:0'") && e.contains("--features cuda"), "{e}");
+            let mut c = default_config();
+            c.selfplay.device = "cuda:1".into();
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains("selfplay.device 'cuda:1'") && e.contains("--features cuda"), "{e}");
         }
+        let mut c = default_config();
+        c.selfplay.device = "tpu".into();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("selfplay.device 'tpu': unknown"), "{e}");
 
         let mut c = default_config();
         c.training.search_value_share = 1.5;

@@ -55,7 +55,14 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     let anchors: Vec<String> =
         if opts.anchors.is_empty() { vec![format!("uniform,sims={sims},name=uniform-{sims}"), cfg.evaluation.anchor.clone()] } else { opts.anchors.clone() };
     let anchor_names: Vec<String> = anchors.iter().map(|a| arena::PlayerSpec::parse(a).map(|s| s.name)).collect::<Result<_, _>>()?;
-    let mut players: Vec<String> = gens.iter().map(|&g| format!("checkpoint:{},sims={sims},name=gen-{g}", run.model(g).display())).collect();
+    // Generations play with their self-play's search. The anchors stay as given (plain
+    // `uniform` is the fixed zero of every ladder); with the mate check on, the uniform
+    // search with it is rated too, so the scale shows what the check alone is worth.
+    let mate = if cfg.selfplay.mate_in_one { ",mate=on" } else { "" };
+    let mut players: Vec<String> = gens.iter().map(|&g| format!("checkpoint:{},sims={sims}{mate},name=gen-{g}", run.model(g).display())).collect();
+    if cfg.selfplay.mate_in_one && opts.anchors.is_empty() {
+        players.push(format!("uniform,sims={sims},mate=on,name=uniform-{sims}-mate"));
+    }
     players.extend(anchors.iter().cloned());
     let mut t = TournamentConfig::new(players);
     t.variant = cfg.variant.clone();

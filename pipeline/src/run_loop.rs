@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use neteval::NetEvaluator;
 use rules::Game;
-use search::{CachedEvaluator, Evaluator, UniformEvaluator};
+use search::{BatchingConfig, BatchingEvaluator, CachedEvaluator, Evaluator, UniformEvaluator};
 use selfplay::{play_games, shard_path, SelfplayJob, Stats};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -81,15 +81,39 @@ pub fn with_cache<E: Evaluator<Game> + 'static>(eval: E, entries: usize) -> Box<
     }
 }
 
+/// The evaluator self-play calls, and its batching queue when it has one.
+pub type SelfplayEvaluator = (Box<dyn Evaluator<Game>>, Option<BatchingEvaluator<Game>>);
+
+/// Self-play's evaluator for the model in `dir` on `selfplay.device`: on the CPU each
+/// worker runs its own batches on its own thread; on an accelerator the workers' calls go
+/// through one batching queue (returned too, for its statistics). The cache is in front
+/// of both, so a hit never waits in the queue.
+pub fn selfplay_evaluator(cfg: &RunConfig, dir: &Path) -> Result<SelfplayEvaluator> {
+    let variant = cfg.variant()?;
+    let device = cfg.selfplay_device()?;
+    let named = |e: String| anyhow::anyhow!("{}: {e}", dir.display());
+    if device == model::DeviceSpec::Cpu {
+        let net = model::load_inference(dir)?;
+        let eval = NetEvaluator::new(net, variant).map_err(named)?.serial(cfg.threads > 1);
+        return Ok((with_cache(eval, cfg.selfplay.cache_entries), None));
+    }
+    let eval = neteval::load_on(dir, variant, device)?;
+    Ok(batched(eval, cfg))
+}
+
+/// `eval` behind a batching queue sized for every worker's games in flight, then the cache.
+fn batched<E: Evaluator<Game> + 'static>(eval: E, cfg: &RunConfig) -> SelfplayEvaluator {
+    let max_batch = (cfg.threads * cfg.selfplay.games_in_flight as usize).max(1);
+    let queue = BatchingEvaluator::new(eval, BatchingConfig { max_batch, ..BatchingConfig::default() });
+    (with_cache(queue.clone(), cfg.selfplay.cache_entries), Some(queue))
+}
+
 /// Loads generation `g`'s model as an evaluator (the uniform stand-in for generation 0).
 fn evaluator_for(run: &RunDir, cfg: &RunConfig, g: u32) -> Result<Box<dyn Evaluator<Game>>> {
     if g == 0 {
         return Ok(Box::new(UniformEvaluator));
     }
-    let dir = run.model(g);
-    let net = model::load_inference(&dir)?;
-    let eval = NetEvaluator::new(net, cfg.variant()?).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?.serial(cfg.threads > 1);
-    Ok(with_cache(eval, cfg.selfplay.cache_entries))
+    Ok(selfplay_evaluator(cfg, &run.model(g))?.0)
 }
 
 /// Checks the run directory belongs to this run and saves the resolved config.
@@ -283,11 +307,14 @@ pub fn train_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) -> Re
 
 pub fn evaluate_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) -> Result<EvalSummary> {
     let sims = cfg.evaluation.simulations;
+    // The model plays with the search its self-play used; the uniform baseline gets the
+    // same search (mate check included), so vs-uniform measures what the network adds.
+    let mate = if cfg.selfplay.mate_in_one { ",mate=on" } else { "" };
     let player = |gen: u32| {
         if gen == 0 {
-            format!("uniform,sims={sims},name=gen-0-uniform")
+            format!("uniform,sims={sims}{mate},name=gen-0-uniform")
         } else {
-            format!("checkpoint:{},sims={sims},name=gen-{gen}", run.model(gen).display())
+            format!("checkpoint:{},sims={sims}{mate},name=gen-{gen}", run.model(gen).display())
         }
     };
     let spec = |opponent: String, pairs: u32, salt: u64| MatchSpec {
@@ -304,7 +331,7 @@ pub fn evaluate_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) ->
     let dir = run.eval_dir(g);
     let started = Instant::now();
     let vs_previous = play_match(&spec(player(g - 1), cfg.evaluation.previous_pairs, 1), &dir.join("previous"), show)?;
-    let vs_uniform = play_match(&spec(format!("uniform,sims={sims},name=uniform-{sims}"), cfg.evaluation.uniform_pairs, 2), &dir.join("uniform"), show)?;
+    let vs_uniform = play_match(&spec(format!("uniform,sims={sims}{mate},name=uniform-{sims}"), cfg.evaluation.uniform_pairs, 2), &dir.join("uniform"), show)?;
     let vs_anchor = play_match(&spec(anchor_spec(&cfg.evaluation.anchor), cfg.evaluation.anchor_pairs, 3), &dir.join("anchor"), show)?;
     let e = EvalSummary { generation: g, vs_previous, vs_uniform, vs_anchor: Some(vs_anchor), simulations: sims, seconds: started.elapsed().as_secs_f64() };
     write_json(&run.eval_report(g), &e)?;
@@ -326,11 +353,7 @@ pub fn standalone_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, out: &Path
     let variant = cfg.variant()?;
     let evaluator: Box<dyn Evaluator<Game>> = match model_dir {
         None => Box::new(UniformEvaluator),
-        Some(dir) => {
-            let net = model::load_inference(dir)?;
-            let e = NetEvaluator::new(net, variant).map_err(|e| anyhow::anyhow!("{}: {e}", dir.display()))?.serial(cfg.threads > 1);
-            with_cache(e, cfg.selfplay.cache_entries)
-        }
+        Some(dir) => selfplay_evaluator(cfg, dir)?.0,
     };
     let ids: Vec<u64> = (0..cfg.selfplay.games as u64).filter(|&id| !shard_path(out, id).exists()).collect();
     let job = SelfplayJob {
@@ -366,17 +389,28 @@ fn process_cpu_seconds() -> Option<f64> {
 pub fn bench_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, games: u32) -> Result<()> {
     model::init_cpu_threads(cfg.threads);
     let variant = cfg.variant()?;
+    let device = cfg.selfplay_device()?;
     let net = match model_dir {
-        Some(dir) => model::load_inference(dir)?,
+        Some(dir) => model::load_model(dir, &model::cpu_device())?,
         None => {
             let device = model::cpu_device();
             device.seed(cfg.seed);
-            let net = model::Net::new(&cfg.net_config()?, &device).map_err(|e| anyhow::anyhow!("{e}"))?;
-            model::InferenceNet::from_net(&net)
+            model::Net::new(&cfg.net_config()?, &device).map_err(|e| anyhow::anyhow!("{e}"))?
         }
     };
     let c = net.config().clone();
-    let evaluator = NetEvaluator::new(net, variant).map_err(|e| anyhow::anyhow!(e))?.serial(cfg.threads > 1);
+    // The benchmark measures the network as self-play runs it, without the cache.
+    let (evaluator, queue): (Box<dyn Evaluator<Game>>, _) = if device == model::DeviceSpec::Cpu {
+        (Box::new(NetEvaluator::new(model::InferenceNet::from_net(&net), variant).map_err(|e| anyhow::anyhow!(e))?.serial(cfg.threads > 1)), None)
+    } else {
+        let on_device = model::DeviceNet::from_net(&net, device)?;
+        let eval = NetEvaluator::on_device(on_device, variant).map_err(|e| anyhow::anyhow!(e))?;
+        let queue = BatchingEvaluator::new(
+            eval,
+            BatchingConfig { max_batch: (cfg.threads * cfg.selfplay.games_in_flight as usize).max(1), ..BatchingConfig::default() },
+        );
+        (Box::new(queue.clone()), Some(queue))
+    };
     let out = std::env::temp_dir().join(format!("copper-bench-{}", std::process::id()));
     let job = SelfplayJob {
         variant,
@@ -390,7 +424,7 @@ pub fn bench_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, games: u32) -> 
     let stats = Stats::default();
     let cpu0 = process_cpu_seconds();
     let t = Instant::now();
-    let finished = play_games(&job, &evaluator, &stats)?;
+    let finished = play_games(&job, &*evaluator, &stats)?;
     let wall = t.elapsed().as_secs_f64();
     let cpu = process_cpu_seconds().zip(cpu0).map(|(a, b)| a - b);
     let _ = std::fs::remove_dir_all(&out);
@@ -415,5 +449,57 @@ pub fn bench_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, games: u32) -> 
         None => println!("CPU utilisation       n/a (no /proc)"),
     }
     println!("inside the network    {:.0}% of worker time", 100.0 * s.eval_seconds / (wall * cfg.threads as f64));
+    if let Some(q) = queue {
+        let b = q.stats();
+        println!(
+            "device {device}: {} batches, mean batch {:.1} (target {:.0}, wait {:.2} ms), busy {:.0}% of the wall time",
+            b.batches,
+            b.mean_batch(),
+            b.target,
+            b.deadline_seconds * 1e3,
+            100.0 * b.busy_seconds / wall
+        );
+    }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The accelerator path, run on the CPU through burn: two workers' leaves meet in the
+    /// batching queue, every game is finished and written, and the queue saw every
+    /// evaluation in fewer, larger batches than the workers made.
+    #[test]
+    fn self_play_through_the_batching_queue_finishes_and_merges_the_workers_batches() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = RunConfig::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quick.toml")).unwrap();
+        cfg.threads = 2;
+        cfg.selfplay.games = 6;
+        cfg.selfplay.games_in_flight = 3;
+        cfg.selfplay.simulations = 8;
+        cfg.selfplay.fast_simulations = 4;
+        cfg.selfplay.max_plies = 60;
+        cfg.selfplay.cache_entries = 0;
+        let variant = cfg.variant().unwrap();
+        let model_dir = dir.path().join("model");
+        neteval::save_random_model(variant, &model_dir, 1, 8, 3).unwrap();
+        let net = model::DeviceNet::load(&model_dir, model::DeviceSpec::Cpu).unwrap();
+        let (evaluator, queue) = batched(NetEvaluator::on_device(net, variant).unwrap(), &cfg);
+        let queue = queue.unwrap();
+        let out = dir.path().join("games");
+        let job = SelfplayJob { variant, config: cfg.selfplay.clone(), generation: 1, out_dir: out.clone(), game_ids: (0..6).collect(), threads: 2, seed: 5 };
+        let stats = Stats::default();
+        let finished = play_games(&job, &*evaluator, &stats).unwrap();
+        assert_eq!(finished.len(), 6);
+        for g in &finished {
+            let shard = records::read_shard(&g.shard).unwrap();
+            assert_eq!(shard.records.len(), g.plies, "game {}", g.game_id);
+        }
+        let s = stats.snapshot();
+        let q = queue.stats();
+        assert_eq!(q.positions, s.evaluations, "every evaluation went through the queue");
+        assert!(q.batches <= s.batches, "{} device batches for {} worker batches", q.batches, s.batches);
+        assert!(q.mean_batch() <= (cfg.threads * cfg.selfplay.games_in_flight as usize) as f64);
+    }
 }

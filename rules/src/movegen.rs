@@ -6,7 +6,7 @@
 //! promotion, drop restrictions (dead squares, one-per-file, drops that must check,
 //! drop mate), pockets.
 
-use crate::moves::{Move, MoveList};
+use crate::moves::{Move, MoveKind, MoveList};
 use crate::piece::{DropMate, PieceKind};
 use crate::position::{Pins, Position};
 use crate::{Bitboard, Color, Square};
@@ -170,6 +170,49 @@ impl Position {
                 list.push(make(to));
             }
         }
+    }
+
+    /// A legal move that wins at once, if there is one: the king onto its flag square,
+    /// or checkmate (not by a drop whose mate loses, as a pawn's in Pocket Shogi Copper).
+    /// Wins by leaving the opponent without a move while not in check are not looked
+    /// for: the answer is sound (every move returned wins) but may miss those.
+    /// The search's one-ply mate check (`search::SearchConfig::mate_in_one`) calls this
+    /// at every new leaf, so drops are tested only on squares that give check (a drop
+    /// never uncovers an attack).
+    pub fn winning_move(&self) -> Option<Move> {
+        let v = self.variant;
+        let us = self.side;
+        let mut list = MoveList::new();
+        self.generate_legal(&mut list);
+        let enemy_king = self.kings[(!us).index()];
+        let checking = |k: PieceKind| match enemy_king {
+            Some(ek) => self.attacks_from(!us, k, ek, self.occupied()),
+            None => Bitboard::EMPTY,
+        };
+        let mut drop_checks: [Option<Bitboard>; crate::piece::MAX_KINDS] = [None; crate::piece::MAX_KINDS];
+        for &m in list.iter() {
+            let dropped = match m.kind() {
+                MoveKind::Drop { kind, to } | MoveKind::PocketDrop { kind, to } => {
+                    if v.kind(kind).drop_mate == DropMate::Loses {
+                        continue;
+                    }
+                    if !drop_checks[kind.index()].get_or_insert_with(|| checking(kind)).has(to) {
+                        continue;
+                    }
+                    true
+                }
+                _ => false,
+            };
+            let mut child = self.clone();
+            child.play_unchecked(m);
+            if !dropped && child.flag_reached() {
+                return Some(m);
+            }
+            if enemy_king.is_some() && child.in_check() && !child.has_legal_move() {
+                return Some(m);
+            }
+        }
+        None
     }
 
     /// Whether playing `m` leaves the opponent with no legal move.

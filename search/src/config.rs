@@ -66,6 +66,11 @@ pub struct SearchConfig {
     /// Propagate exact values: a node with a child proven to be a win for it (value +1)
     /// is a proven win; one whose children are all proven takes their best value.
     pub solver: bool,
+    /// One-ply mate check (as dlshogi does at its leaves): a new leaf whose mover has a
+    /// move that wins at once ([`crate::SearchGame::winning_move`]) is proven a win
+    /// without asking the evaluator, and a root with such a move visits it first (so
+    /// the solver plays it). Off by default; it needs `solver` to steer the search.
+    pub mate_in_one: bool,
 }
 
 impl Default for SearchConfig {
@@ -85,6 +90,7 @@ impl Default for SearchConfig {
             fpu_root: Fpu::Reduction(0.2),
             temperature: 1.0,
             solver: true,
+            mate_in_one: false,
         }
     }
 }

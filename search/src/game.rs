@@ -20,6 +20,13 @@ pub trait SearchGame: Clone {
     fn play(&mut self, m: Self::Move);
     /// The exact value for the side to move when the game is over, else `None`.
     fn terminal_value(&self) -> Option<f32>;
+    /// A legal move that ends the game at once in the mover's favour (mate in one), if
+    /// the game can tell cheaply; `None` when there is none or the game does not say.
+    /// Must never return a move that does not win. Used by
+    /// [`crate::SearchConfig::mate_in_one`].
+    fn winning_move(&self) -> Option<Self::Move> {
+        None
+    }
     /// A hash of the state the evaluator sees (for caching evaluations).
     fn key(&self) -> u64;
     /// Human-readable move text, for logs.
@@ -56,6 +63,14 @@ impl SearchGame for rules::Game {
     #[inline]
     fn terminal_value(&self) -> Option<f32> {
         self.result().map(|r| r.outcome.value_for(self.position().side_to_move()))
+    }
+    /// Checkmate or the flag win in one ([`rules::Position::winning_move`]); both are
+    /// decided before repetition and the ply limit, so the history cannot change them.
+    fn winning_move(&self) -> Option<rules::Move> {
+        if self.is_over() {
+            return None;
+        }
+        self.position().winning_move()
     }
     #[inline]
     fn key(&self) -> u64 {

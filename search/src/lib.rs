@@ -5,7 +5,9 @@
 //!   terminal values in the tree) and for the toy games in [`toy`].
 //! - [`Evaluator`]: batched leaf evaluation (priors aligned with the legal moves, value
 //!   for the side to move): [`UniformEvaluator`], [`RolloutEvaluator`],
-//!   [`CachedEvaluator`], [`FnEvaluator`]; a network evaluator lives in the model crate.
+//!   [`CachedEvaluator`], [`FnEvaluator`]; a network evaluator lives in the neteval crate.
+//!   [`BatchingEvaluator`] merges the calls of many search threads into large batches
+//!   for one accelerator.
 //! - [`Search`]: one resumable search with the Gumbel AlphaZero (default) or PUCT root
 //!   policy, formulas in [`mcts`].
 //!
@@ -36,12 +38,14 @@
 //! }
 //! ```
 
+pub mod batching;
 pub mod config;
 pub mod eval;
 pub mod game;
 pub mod mcts;
 pub mod toy;
 
+pub use batching::{BatchingConfig, BatchingEvaluator, BatchingStats};
 pub use config::{Fpu, QNorm, RootPolicy, SearchConfig};
 pub use eval::{CachedEvaluator, EvalRequest, Evaluation, Evaluator, FnEvaluator, RolloutEvaluator, UniformEvaluator};
 pub use game::SearchGame;

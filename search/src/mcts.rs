@@ -57,6 +57,16 @@
 //! when every move is proven, the best value (a loss as late as possible). Targets are
 //! unchanged.
 //!
+//! # One-ply mate check (`mate_in_one = true`)
+//! As dlshogi does at its leaves (T. Yamaoka's dlshogi calls `mateMoveIn1Ply` before the
+//! network is asked): a new leaf whose mover has a move that wins at once
+//! ([`SearchGame::winning_move`]) is proven +1 at one ply, with no evaluation; the
+//! solver then steers every parent away from the move that allowed it. At the root, the
+//! winning move is visited first (one simulation), so the root is proven and the mate
+//! is played whatever Gumbel-top-k sampled. With 24 simulations a search sees little
+//! below the root's children; this gives every child an exact answer to "can the
+//! opponent mate (or reach the flag) at once?".
+//!
 //! # Batching and resumption
 //! [`Search::next_leaf`] runs simulations until one needs an evaluation and returns it
 //! (terminal and proven leaves are backed up internally); [`Search::apply`] expands the
@@ -424,8 +434,10 @@ impl<G: SearchGame> Search<G> {
         let child = self.root_edges().iter().find(|e| e.mv == mv).map(|e| e.child).filter(|&c| c != NONE);
         self.root.play(mv);
         match child {
-            Some(c) => self.compact(c),
-            None => {
+            // A leaf proven by the mate check is not a terminal: as the root it must be
+            // expanded.
+            Some(c) if self.nodes[c as usize].len > 0 || self.root.terminal_value().is_some() => self.compact(c),
+            _ => {
                 self.nodes.clear();
                 self.edges.clear();
                 self.nodes.push(Node::new(self.root.to_move(), self.root.terminal_value()));
@@ -491,6 +503,14 @@ impl<G: SearchGame> Search<G> {
             if node != 0 {
                 self.backup(node, 0.0);
             }
+            return None;
+        }
+        if node != 0 && self.config.mate_in_one && state.winning_move().is_some() {
+            let n = &mut self.nodes[node as usize];
+            n.exact = Some(1.0);
+            n.exact_plies = 1;
+            n.expansion = Expansion::Expanded;
+            self.backup(node, 1.0);
             return None;
         }
         self.nodes[node as usize].expansion = Expansion::Pending;
@@ -790,6 +810,9 @@ impl<G: SearchGame> Search<G> {
     /// Root noise, Gumbel-top-k and the halving schedule, at the start of a search.
     fn prepare_root(&mut self) {
         self.prepared = true;
+        if self.config.mate_in_one {
+            self.visit_root_win();
+        }
         let root = self.nodes[0];
         let k = root.len as usize;
         let first = root.first as usize;
@@ -838,6 +861,27 @@ impl<G: SearchGame> Search<G> {
                 }
             }
         }
+    }
+
+    /// Mate check at the root: the winning move's child is created and backed up as one
+    /// simulation, so the solver proves the root and [`Search::choose`] plays it.
+    fn visit_root_win(&mut self) {
+        let Some(win) = self.root.winning_move() else { return };
+        let first = self.nodes[0].first;
+        let Some(i) = self.root_edges().iter().position(|e| e.mv == win) else { return };
+        let e = first + i as u32;
+        if self.edges[e as usize].child != NONE {
+            return;
+        }
+        let mut state = self.root.clone();
+        state.play(win);
+        let Some(v) = state.terminal_value() else { return };
+        let idx = self.nodes.len() as u32;
+        self.nodes.push(Node::new(state.to_move(), Some(v)));
+        self.edges[e as usize].child = idx;
+        self.path.clear();
+        self.path.push((0, e));
+        self.backup(idx, v);
     }
 
     /// The move to play; `rng` samples with the temperature (PUCT), else greedy.

@@ -44,6 +44,19 @@ pub struct SelfplayConfig {
     /// Entries of the evaluation cache of each model, shared by the worker threads
     /// (0 = no cache).
     pub cache_entries: usize,
+    /// One-ply mate check at every leaf of the search ([`search::SearchConfig::mate_in_one`]).
+    /// Runs whose saved config predates this key resume without it.
+    #[serde(default)]
+    pub mate_in_one: bool,
+    /// Where the self-play network runs: "cpu" (each worker its own batch, the folded
+    /// CPU kernels) or an accelerator ("cuda", "cuda:N", "wgpu"), which the workers share
+    /// through a batching queue. Parsed and checked by the pipeline (`model::DeviceSpec`).
+    #[serde(default = "cpu")]
+    pub device: String,
+}
+
+fn cpu() -> String {
+    "cpu".into()
 }
 
 impl Default for SelfplayConfig {
@@ -63,6 +76,8 @@ impl Default for SelfplayConfig {
             max_plies: 320,
             starts: Vec::new(),
             cache_entries: 50_000,
+            mate_in_one: false,
+            device: cpu(),
         }
     }
 }
@@ -106,6 +121,7 @@ impl SelfplayConfig {
         let n = if full { self.simulations } else { self.fast_simulations };
         let mut c = if self.root_policy == "puct" { search::SearchConfig::puct(n) } else { search::SearchConfig::gumbel(n) };
         c.gumbel_m = self.gumbel_m as usize;
+        c.mate_in_one = self.mate_in_one;
         c
     }
 }

@@ -1,0 +1,118 @@
+//! The batching queue: every caller gets exactly its own answers, calls from many
+//! threads meet in batches larger than any one call, `max_batch` is respected, and
+//! dropping the last handle stops the server (and drops the evaluator it owns).
+
+use search::toy::Bandit;
+use search::{BatchingConfig, BatchingEvaluator, EvalRequest, Evaluation, Evaluator, SearchGame};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Answers value = the request's first arm value (so each answer names its request),
+/// records every batch size, and takes `delay` per call, as a device would.
+struct Recording {
+    sizes: Arc<Mutex<Vec<usize>>>,
+    delay: Duration,
+    dropped: Arc<AtomicBool>,
+}
+
+impl Evaluator<Bandit> for Recording {
+    fn evaluate(&self, batch: &[EvalRequest<Bandit>]) -> Vec<Evaluation> {
+        self.sizes.lock().unwrap().push(batch.len());
+        std::thread::sleep(self.delay);
+        batch.iter().map(|r| Evaluation::uniform(r.moves.len(), r.state.values[0])).collect()
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        self.dropped.store(true, Ordering::SeqCst);
+    }
+}
+
+fn request(tag: f32) -> EvalRequest<Bandit> {
+    let state = Bandit::new(vec![tag, 0.0]);
+    let moves = state.legal_moves();
+    EvalRequest { state, moves }
+}
+
+fn recording(delay_ms: u64) -> (Recording, Arc<Mutex<Vec<usize>>>, Arc<AtomicBool>) {
+    let sizes = Arc::new(Mutex::new(Vec::new()));
+    let dropped = Arc::new(AtomicBool::new(false));
+    (Recording { sizes: sizes.clone(), delay: Duration::from_millis(delay_ms), dropped: dropped.clone() }, sizes, dropped)
+}
+
+/// `threads` callers, each making `calls` calls of `per_call` requests tagged with
+/// (thread, call, index); every answer is checked against its request.
+fn hammer(queue: &BatchingEvaluator<Bandit>, threads: usize, calls: usize, per_call: usize) {
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            scope.spawn(move || {
+                for c in 0..calls {
+                    let tags: Vec<f32> = (0..per_call).map(|i| (t * 1_000_000 + c * 1000 + i) as f32 / 1e7).collect();
+                    let batch: Vec<_> = tags.iter().map(|&x| request(x)).collect();
+                    let answers = queue.evaluate(&batch);
+                    assert_eq!(answers.len(), per_call);
+                    for (a, x) in answers.iter().zip(&tags) {
+                        assert_eq!(a.value, *x, "thread {t} call {c}: an answer of another request");
+                        assert_eq!(a.priors.len(), 2);
+                    }
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn calls_from_many_threads_meet_in_larger_batches_and_get_their_own_answers() {
+    let (inner, sizes, _) = recording(2);
+    let queue = BatchingEvaluator::new(inner, BatchingConfig::default());
+    hammer(&queue, 8, 20, 4);
+    let sizes = sizes.lock().unwrap().clone();
+    let positions: usize = sizes.iter().sum();
+    assert_eq!(positions, 8 * 20 * 4);
+    let stats = queue.stats();
+    assert_eq!((stats.batches as usize, stats.positions as usize), (sizes.len(), positions));
+    // While one batch sleeps 2 ms the other seven threads queue their calls: batches
+    // hold several calls (one call alone is 4 positions).
+    assert!(stats.mean_batch() >= 12.0, "mean batch {} of calls of 4: the queue does not merge calls ({sizes:?})", stats.mean_batch());
+    assert!(stats.target > 4.0, "the target adapted to what arrives: {}", stats.target);
+    assert!(stats.busy_share() > 0.0 && stats.busy_share() <= 1.0);
+}
+
+#[test]
+fn no_batch_is_larger_than_max_batch_unless_one_call_is() {
+    let (inner, sizes, _) = recording(1);
+    let queue = BatchingEvaluator::new(inner, BatchingConfig { max_batch: 10, ..BatchingConfig::default() });
+    hammer(&queue, 6, 10, 3);
+    assert!(sizes.lock().unwrap().iter().all(|&n| n <= 10), "{:?}", sizes.lock().unwrap());
+    // A call larger than max_batch goes alone, whole.
+    let big: Vec<_> = (0..25).map(|i| request(i as f32)).collect();
+    assert_eq!(queue.evaluate(&big).len(), 25);
+    assert_eq!(*sizes.lock().unwrap().last().unwrap(), 25);
+}
+
+#[test]
+fn a_lone_caller_is_not_kept_waiting_past_the_deadline() {
+    let (inner, _, _) = recording(0);
+    let max_wait = Duration::from_millis(20);
+    let queue = BatchingEvaluator::new(inner, BatchingConfig { max_batch: 1024, min_wait: Duration::from_millis(1), max_wait });
+    let started = std::time::Instant::now();
+    for i in 0..20 {
+        assert_eq!(queue.evaluate(&[request(i as f32)])[0].value, i as f32);
+    }
+    // With one caller the target stays near 1: no call waits for company that never comes.
+    assert!(started.elapsed() < 20 * max_wait, "{:?} for 20 lone calls", started.elapsed());
+}
+
+#[test]
+fn dropping_the_last_handle_stops_the_server() {
+    let (inner, _, dropped) = recording(0);
+    let queue = BatchingEvaluator::new(inner, BatchingConfig::default());
+    let other = queue.clone();
+    drop(queue);
+    assert_eq!(other.evaluate(&[request(0.5)])[0].value, 0.5, "a clone keeps the queue alive");
+    assert!(!dropped.load(Ordering::SeqCst));
+    drop(other);
+    assert!(dropped.load(Ordering::SeqCst), "the server thread ended and dropped its evaluator");
+}
