@@ -1,16 +1,28 @@
 #!/usr/bin/env bash
 # Compare the burn network (burn-flex eval mode, folded CPU engine, burn-flex training)
-# with the identical PyTorch network on the CPU, same thread count, same run.
+# with the identical PyTorch network on the CPU, same thread count, same run; with
+# DEVICE=cuda (or cuda:N), burn's CUDA backend against PyTorch on the same GPU.
 #
-# Usage: model/bench/compare_torch.sh
-# Environment knobs: THREADS (2), SIZES (4x48,6x64,10x128), BATCHES (1,16,64,256),
-#   TRAIN_BATCH (256), BENCH_SECONDS (3 per measurement), PLANES (100), POLICY_PLANES (140),
-#   TORCH_FOLDED=1 adds a torch.jit.freeze (BN folded) column.
+# Usage: model/bench/compare_torch.sh            (CPU)
+#        DEVICE=cuda model/bench/compare_torch.sh (GPU: builds netbench --features cuda)
+# Environment knobs: THREADS (2; 16 on a GPU), SIZES (4x48,6x64,10x128), BATCHES
+#   (1,16,64,256; on a GPU 64,256,1024,4096), TRAIN_BATCH (a comma list: 256; on a GPU
+#   256,1024), BENCH_SECONDS (3 per measurement), PLANES (100), POLICY_PLANES (140),
+#   TORCH_FOLDED=1 adds a torch.jit.freeze (BN folded) column. PyTorch: the venv below,
+#   else a python3 that already has torch (the GPU machine's image), else pip installs it.
 # Placeholder encoding sizes: 100 input planes, 140 policy planes, 9x9 board.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+DEVICE=${DEVICE:-cpu}
+gpu=0
+[ "$DEVICE" != cpu ] && gpu=1
+if [ $gpu = 1 ]; then
+  THREADS=${THREADS:-16}
+  BATCHES=${BATCHES:-64,256,1024,4096}
+  TRAIN_BATCH=${TRAIN_BATCH:-256,1024}
+fi
 THREADS=${THREADS:-2}
 SIZES=${SIZES:-4x48,6x64,10x128}
 BATCHES=${BATCHES:-1,16,64,256}
@@ -20,14 +32,28 @@ PLANES=${PLANES:-100}
 POLICY_PLANES=${POLICY_PLANES:-140}
 
 venv=$here/.venv
-if ! "$venv/bin/python" -c "import torch" 2>/dev/null; then
+if "$venv/bin/python" -c "import torch" 2>/dev/null; then
+  python=$venv/bin/python
+elif python3 -c "import torch" 2>/dev/null; then
+  python=python3
+else
   echo "== creating $venv and installing torch from PyPI (large download)" >&2
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet torch numpy
+  python=$venv/bin/python
+fi
+if [ $gpu = 1 ] && ! "$python" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"; then
+  echo "DEVICE=$DEVICE but PyTorch ($python) sees no CUDA device" >&2
+  exit 1
 fi
 
-echo "== building netbench" >&2
-(cd "$root" && cargo build -j 1 --release -p model --bin netbench) >&2
+features=()
+case $DEVICE in
+  cuda*) features=(--features cuda) ;;
+  wgpu) features=(--features gpu) ;;
+esac
+echo "== building netbench ${features[*]}" >&2
+(cd "$root" && cargo build -j 1 --release -p model --bin netbench "${features[@]}") >&2
 
 export OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS RAYON_NUM_THREADS=$THREADS
 load1=$(cut -d' ' -f1 /proc/loadavg)
@@ -36,8 +62,8 @@ if awk "BEGIN{exit !($load1 > 0.5)}"; then
   echo "         figures will be low and noisy (torch's OpenMP threads suffer most)." >&2
 fi
 out=$(mktemp -d)
-common=(--threads "$THREADS" --batches "$BATCHES" --train-batch "$TRAIN_BATCH"
-        --seconds "$BENCH_SECONDS" --planes "$PLANES" --policy-planes "$POLICY_PLANES")
+common=(--threads "$THREADS" --batches "$BATCHES"
+        --seconds "$BENCH_SECONDS" --planes "$PLANES" --policy-planes "$POLICY_PLANES" --device "$DEVICE")
 torch_extra=()
 [ "${TORCH_FOLDED:-0}" = 1 ] && torch_extra=(--folded)
 
@@ -45,9 +71,15 @@ torch_extra=()
 for size in ${SIZES//,/ }; do
   echo "== $size: load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
   echo "{\"load\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"size\": \"$size\", \"when\": \"before torch\"}" >> "$out/all.jsonl"
-  "$venv/bin/python" -W ignore "$here/torch_net.py" --sizes "$size" "${common[@]}" "${torch_extra[@]}" >> "$out/all.jsonl"
-  echo "{\"load\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"size\": \"$size\", \"when\": \"before burn\"}" >> "$out/all.jsonl"
-  "$root/target/release/netbench" --sizes "$size" "${common[@]}" >> "$out/all.jsonl"
+  first=1
+  for tb in ${TRAIN_BATCH//,/ }; do
+    # Inference once per size (with the first training batch), training per batch size.
+    if [ $first = 1 ]; then t_only=(); b_only=(); else t_only=(--no-infer); b_only=(--engines train); fi
+    "$python" -W ignore "$here/torch_net.py" --sizes "$size" --train-batch "$tb" "${common[@]}" "${torch_extra[@]}" "${t_only[@]}" >> "$out/all.jsonl"
+    echo "{\"load\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"size\": \"$size\", \"when\": \"before burn\"}" >> "$out/all.jsonl"
+    "$root/target/release/netbench" --sizes "$size" --train-batch "$tb" "${common[@]}" "${b_only[@]}" >> "$out/all.jsonl"
+    first=0
+  done
 done
 echo "{\"load\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"when\": \"end\"}" >> "$out/all.jsonl"
 

@@ -55,13 +55,18 @@ class Net(nn.Module):
         return p, v
 
 
+SYNC = lambda: None  # noqa: E731  (torch.cuda.synchronize on a GPU: time finished work)
+
+
 def timed(fn, min_seconds, min_iters=3):
     fn()  # warm-up
     fn()
+    SYNC()
     iters = 0
     start = time.perf_counter()
     while True:
         fn()
+        SYNC()
         iters += 1
         elapsed = time.perf_counter() - start
         if elapsed >= min_seconds and iters >= min_iters:
@@ -80,20 +85,28 @@ def main():
     ap.add_argument("--train-batch", type=int, default=256)
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--no-train", action="store_true")
+    ap.add_argument("--no-infer", action="store_true")
     ap.add_argument("--folded", action="store_true", help="also time torch.jit.freeze (BN folded)")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
     args = ap.parse_args()
+    global SYNC
+    dev = torch.device(args.device)
+    if dev.type == "cuda":
+        SYNC = lambda: torch.cuda.synchronize(dev)  # noqa: E731
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     h, w = args.height, args.width
     for size in args.sizes.split(","):
         blocks, channels = (int(s) for s in size.split("x"))
-        net = Net(args.planes, h, w, args.policy_planes, blocks, channels)
+        net = Net(args.planes, h, w, args.policy_planes, blocks, channels).to(dev)
         net.eval()
-        for batch in (int(b) for b in args.batches.split(",")):
-            x = (torch.rand(batch, args.planes, h, w) < 0.1).float()
+        for batch in ([] if args.no_infer else (int(b) for b in args.batches.split(","))):
+            x = (torch.rand(batch, args.planes, h, w) < 0.1).float().to(dev)
             with torch.inference_mode():
-                iters, el = timed(lambda: net(x), args.seconds)
+                # Like burn's measurement: the input goes to the device and the output
+                # comes back every call.
+                iters, el = timed(lambda: [t.cpu() for t in net(x.cpu().to(dev))], args.seconds)
             print(json.dumps({"engine": "torch", "size": size, "kind": "infer", "batch": batch,
                               "per_s": batch * iters / el}), flush=True)
             if args.folded:
@@ -107,9 +120,9 @@ def main():
         net.train()
         opt = torch.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=1e-4)
         b = args.train_batch
-        x = (torch.rand(b, args.planes, h, w) < 0.1).float()
-        pt = torch.softmax(torch.randn(b, args.policy_planes * h * w), dim=1)
-        vt = torch.softmax(torch.randn(b, 3), dim=1)
+        x = (torch.rand(b, args.planes, h, w) < 0.1).float().to(dev)
+        pt = torch.softmax(torch.randn(b, args.policy_planes * h * w), dim=1).to(dev)
+        vt = torch.softmax(torch.randn(b, 3), dim=1).to(dev)
 
         def step():
             opt.zero_grad(set_to_none=True)

@@ -6,8 +6,11 @@
 //! ```text
 //! netbench [--threads 2] [--sizes 6x64,4x48] [--batches 1,16,64,256] [--train-batch 256]
 //!          [--seconds 3] [--planes 100] [--policy-planes 140] [--height 9] [--width 9]
-//!          [--engines burn,burn_ref,folded,train,train_ref]
+//!          [--engines burn,burn_ref,folded,train,train_ref] [--device cpu|cuda[:N]|wgpu]
 //!
+//! `--device` puts `burn`, `burn_ref`, `train` and `train_ref` on that device (a `cuda`
+//! or `gpu` build; each measurement reads its result back, so the device has finished);
+//! `folded` is CPU-only and skipped there.
 //! Engines: `burn` = `Net::forward` on burn-flex (with the conv3x3 extension), `burn_ref` =
 //! `Net::forward_reference` (burn-flex's own conv2d), `folded` = `InferenceNet` (Winograd),
 //! `folded_im2col` = `InferenceNet` with Winograd off,
@@ -16,7 +19,7 @@
 
 use std::time::Instant;
 
-use model::{cpu_device, cpu_train_device, init_cpu_threads, InferenceNet, Net, NetConfig, TrainBatch, TrainConfig, TrainStep};
+use model::{init_cpu_threads, DeviceSpec, InferenceNet, Net, NetConfig, TrainBatch, TrainConfig, TrainStep};
 use rand::{Rng, SeedableRng};
 
 struct Args {
@@ -30,6 +33,7 @@ struct Args {
     height: usize,
     width: usize,
     engines: Vec<String>,
+    device: DeviceSpec,
 }
 
 fn parse_args() -> Args {
@@ -44,6 +48,7 @@ fn parse_args() -> Args {
         height: 9,
         width: 9,
         engines: ["burn", "burn_ref", "folded", "train", "train_ref"].map(String::from).to_vec(),
+        device: DeviceSpec::Cpu,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -70,6 +75,7 @@ fn parse_args() -> Args {
             "--height" => a.height = val.parse().expect("height"),
             "--width" => a.width = val.parse().expect("width"),
             "--engines" => a.engines = val.split(',').map(String::from).collect(),
+            "--device" => a.device = val.parse().unwrap_or_else(|e| panic!("{e}")),
             other => panic!("unknown argument {other}"),
         }
         i += 2;
@@ -114,14 +120,16 @@ fn main() {
     let a = parse_args();
     init_cpu_threads(a.threads);
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    eprintln!("netbench: threads={} loadavg={}", a.threads, load.trim());
+    eprintln!("netbench: threads={} device={} loadavg={}", a.threads, a.device, load.trim());
     let mut rng = rand::rngs::StdRng::seed_from_u64(0);
-    let has = |e: &str| a.engines.iter().any(|x| x == e);
+    let on_cpu = a.device == DeviceSpec::Cpu;
+    let has = |e: &str| a.engines.iter().any(|x| x == e) && (on_cpu || !e.starts_with("folded"));
+    let device = a.device.device().unwrap_or_else(|e| panic!("{e}"));
+    let train_device = device.clone().autodiff();
 
     for &(blocks, channels) in &a.sizes {
         let size = format!("{blocks}x{channels}");
         let cfg = NetConfig::new(a.planes, a.height, a.width, a.policy_planes).with_tower(blocks, channels);
-        let device = cpu_device();
         let net = Net::new(&cfg, &device).expect("config");
         let folded = InferenceNet::from_net(&net);
         let folded_im2col = InferenceNet::from_net(&net).with_winograd(false);
@@ -131,6 +139,10 @@ fn main() {
             if has("burn") {
                 let (iters, el) = timed(a.seconds, || {
                     let out = net.forward_flat(&input, batch, &device);
+                    if !on_cpu {
+                        // Off the CPU, both outputs come back, as a search needs them.
+                        std::hint::black_box(out.policy.into_data());
+                    }
                     std::hint::black_box(out.value.into_data());
                 });
                 report("burn", &size, "infer", batch, (batch * iters) as f64 / el);
@@ -159,7 +171,7 @@ fn main() {
 
         if has("train") || has("train_ref") {
             let b = a.train_batch;
-            let tdev = cpu_train_device();
+            let tdev = train_device.clone();
             let input = random_input(&mut rng, b * cfg.input_len());
             let pt = softmax_rows(&mut rng, b, cfg.policy_len());
             let vt = softmax_rows(&mut rng, b, 3);
