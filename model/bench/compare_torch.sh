@@ -5,6 +5,8 @@
 #
 # Usage: model/bench/compare_torch.sh            (CPU)
 #        DEVICE=cuda model/bench/compare_torch.sh (GPU: builds netbench --features cuda)
+#        DEVICE=wgpu model/bench/compare_torch.sh (burn on wgpu/Vulkan, PyTorch on CUDA: the
+#          same GPU; the cuda feature's build downloads an LLVM bundle, wgpu's does not)
 # Environment knobs: THREADS (2; 16 on a GPU), SIZES (4x48,6x64,10x128), BATCHES
 #   (1,16,64,256; on a GPU 64,256,1024,4096), TRAIN_BATCH (a comma list: 256; on a GPU
 #   256,1024), BENCH_SECONDS (3 per measurement), PLANES (100), POLICY_PLANES (140),
@@ -62,8 +64,12 @@ if awk "BEGIN{exit !($load1 > 0.5)}"; then
   echo "         figures will be low and noisy (torch's OpenMP threads suffer most)." >&2
 fi
 out=$(mktemp -d)
+case $DEVICE in
+  wgpu) TORCH_DEVICE=${TORCH_DEVICE:-cuda} ;;
+  *) TORCH_DEVICE=${TORCH_DEVICE:-$DEVICE} ;;
+esac
 common=(--threads "$THREADS" --batches "$BATCHES"
-        --seconds "$BENCH_SECONDS" --planes "$PLANES" --policy-planes "$POLICY_PLANES" --device "$DEVICE")
+        --seconds "$BENCH_SECONDS" --planes "$PLANES" --policy-planes "$POLICY_PLANES")
 torch_extra=()
 [ "${TORCH_FOLDED:-0}" = 1 ] && torch_extra=(--folded)
 
@@ -75,9 +81,9 @@ for size in ${SIZES//,/ }; do
   for tb in ${TRAIN_BATCH//,/ }; do
     # Inference once per size (with the first training batch), training per batch size.
     if [ $first = 1 ]; then t_only=(); b_only=(); else t_only=(--no-infer); b_only=(--engines train); fi
-    "$python" -W ignore "$here/torch_net.py" --sizes "$size" --train-batch "$tb" "${common[@]}" "${torch_extra[@]}" "${t_only[@]}" >> "$out/all.jsonl"
+    "$python" -W ignore "$here/torch_net.py" --sizes "$size" --train-batch "$tb" "${common[@]}" --device "$TORCH_DEVICE" "${torch_extra[@]}" "${t_only[@]}" >> "$out/all.jsonl"
     echo "{\"load\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"size\": \"$size\", \"when\": \"before burn\"}" >> "$out/all.jsonl"
-    "$root/target/release/netbench" --sizes "$size" --train-batch "$tb" "${common[@]}" "${b_only[@]}" >> "$out/all.jsonl"
+    "$root/target/release/netbench" --sizes "$size" --train-batch "$tb" "${common[@]}" --device "$DEVICE" "${b_only[@]}" >> "$out/all.jsonl"
     first=0
   done
 done

@@ -78,6 +78,7 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     t.seed = cfg.seed ^ 0x1add_e700;
     let dir = run.ladder();
     t.out_dir = dir.clone();
+    archive_if_players_changed(&dir, &t)?;
     let report = arena::tournament::run(&t, show_progress)?;
     print!("{}", arena::report::table(&report));
 
@@ -121,4 +122,42 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     }
     println!("written: {}, {}, {}", dir.join("ladder.tsv").display(), plots.join("ladder.svg").display(), plots.join("ladder-cpu.svg").display());
     Ok(rungs)
+}
+/// A ladder rated before the run had its latest generations (or with other players)
+/// cannot be extended in place: its games are kept in `ladder-N/` and a new ladder starts.
+/// Other differences (rounds) are the tournament's own business: it extends or refuses.
+fn archive_if_players_changed(dir: &Path, t: &TournamentConfig) -> Result<()> {
+    let Ok(text) = std::fs::read_to_string(dir.join("tournament.toml")) else { return Ok(()) };
+    let old: Option<TournamentConfig> = toml::from_str(&text).ok();
+    if old.is_some_and(|o| o.players == t.players) {
+        return Ok(());
+    }
+    let parent = dir.parent().unwrap_or(Path::new("."));
+    let archive = (1..).map(|i| parent.join(format!("ladder-{i}"))).find(|p| !p.exists()).expect("a free name");
+    std::fs::rename(dir, &archive).with_context(|| format!("moving {} to {}", dir.display(), archive.display()))?;
+    tracing::info!("{} rated other players (an earlier set of generations): kept as {}, rating anew", dir.display(), archive.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ladder_of_other_generations_is_kept_aside_and_one_of_the_same_is_extended() {
+        let run = tempfile::tempdir().unwrap();
+        let dir = run.path().join("ladder");
+        std::fs::create_dir_all(&dir).unwrap();
+        let old = TournamentConfig::new(vec!["uniform,sims=8,name=a".into(), "random".into()]);
+        std::fs::write(dir.join("tournament.toml"), toml::to_string(&old).unwrap()).unwrap();
+        std::fs::write(dir.join("results.jsonl"), "{}\n").unwrap();
+        // The same players: left in place for the tournament to extend.
+        archive_if_players_changed(&dir, &old).unwrap();
+        assert!(dir.join("results.jsonl").exists());
+        // One generation more: the old games move to ladder-1, nothing is lost.
+        let more = TournamentConfig::new(vec!["uniform,sims=8,name=a".into(), "uniform,sims=16,name=b".into(), "random".into()]);
+        archive_if_players_changed(&dir, &more).unwrap();
+        assert!(!dir.exists());
+        assert_eq!(std::fs::read_to_string(run.path().join("ladder-1/results.jsonl")).unwrap(), "{}\n");
+    }
 }
