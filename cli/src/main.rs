@@ -125,6 +125,10 @@ enum Command {
         /// Simulations (nodes) per move when `go` names no limit.
         #[arg(long, default_value_t = 800)]
         nodes: u64,
+        /// With --model: the search's one-ply mate check at every leaf (`mate=on` of an
+        /// arena player), on unless turned off.
+        #[arg(long, default_value = "on", value_parser = ["on", "off"])]
+        mate_check: String,
     },
     /// Balance research: each strength tier against itself from each start of the
     /// variant's start family; Black's score with intervals, significance tests between
@@ -442,9 +446,9 @@ fn run(cli: Cli) -> Result<()> {
             print!("{}", arena::report::table(&report));
             println!("results in {}", cfg.out_dir.display());
         }
-        Command::Usi { model, player, variant, nodes } => {
+        Command::Usi { model, player, variant, nodes, mate_check } => {
             let text = match (model, player) {
-                (Some(m), _) => format!("checkpoint:{}", m.display()),
+                (Some(m), _) => format!("checkpoint:{},mate={mate_check}", m.display()),
                 (None, Some(p)) => p,
                 (None, None) => anyhow::bail!("give --model DIR or --player SPEC"),
             };

@@ -112,6 +112,12 @@ fn the_protocol_by_hand() {
     e.until("bestmove", Duration::from_secs(2));
     assert!(t.elapsed() < Duration::from_millis(1000), "stop took {:?}", t.elapsed());
 
+    // A mate in one is played whatever the network thinks, even at one node: the mate
+    // check is on by default (the gold drop on 5b, protected by the pawn on 5c).
+    e.send("position sfen 4k4/9/4P4/9/9/9/9/9/4K4 b G 1");
+    e.send("go nodes 1");
+    assert_eq!(e.until("bestmove", Duration::from_secs(2)).last().unwrap(), "bestmove G*5b");
+
     // Mated: resign. Black's king on 5i is in check from the gold on 5h, which the
     // silver on 5g guards; 4h, 6h and 4i are covered by the golds and the silver, and the
     // gold on 6i is guarded by the gold on 5h.
