@@ -307,8 +307,10 @@ pub fn train_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) -> Re
 
 pub fn evaluate_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) -> Result<EvalSummary> {
     let sims = cfg.evaluation.simulations;
-    // The model plays with the search its self-play used; the uniform baseline gets the
-    // same search (mate check included), so vs-uniform measures what the network adds.
+    // The model plays with the search its self-play used (generation 0 is that search
+    // with uniform priors). The uniform opponent stays the plain uniform search, the
+    // fixed reference every run's vs-uniform column is measured against; the ladder
+    // rates the uniform search with the mate check as well.
     let mate = if cfg.selfplay.mate_in_one { ",mate=on" } else { "" };
     let player = |gen: u32| {
         if gen == 0 {
@@ -331,7 +333,7 @@ pub fn evaluate_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) ->
     let dir = run.eval_dir(g);
     let started = Instant::now();
     let vs_previous = play_match(&spec(player(g - 1), cfg.evaluation.previous_pairs, 1), &dir.join("previous"), show)?;
-    let vs_uniform = play_match(&spec(format!("uniform,sims={sims}{mate},name=uniform-{sims}"), cfg.evaluation.uniform_pairs, 2), &dir.join("uniform"), show)?;
+    let vs_uniform = play_match(&spec(format!("uniform,sims={sims},name=uniform-{sims}"), cfg.evaluation.uniform_pairs, 2), &dir.join("uniform"), show)?;
     let vs_anchor = play_match(&spec(anchor_spec(&cfg.evaluation.anchor), cfg.evaluation.anchor_pairs, 3), &dir.join("anchor"), show)?;
     let e = EvalSummary { generation: g, vs_previous, vs_uniform, vs_anchor: Some(vs_anchor), simulations: sims, seconds: started.elapsed().as_secs_f64() };
     write_json(&run.eval_report(g), &e)?;
