@@ -26,10 +26,7 @@ pub enum LoadError {
 /// options other than the start is only warned about (evaluating a model under changed
 /// rules is a legitimate experiment), and the start never matters to the network.
 pub fn load(dir: &Path, variant: &'static Variant) -> Result<NetEvaluator, LoadError> {
-    let manifest = model::read_manifest(dir)?;
-    if let Some(tag) = &manifest.game {
-        check_tag(tag, variant).map_err(|problem| LoadError::Mismatch { dir: dir.to_path_buf(), problem })?;
-    }
+    check_dir_tag(dir, variant)?;
     let net = model::load_inference(dir)?;
     NetEvaluator::new(net, variant).map_err(|problem| LoadError::Mismatch { dir: dir.to_path_buf(), problem })
 }
@@ -42,15 +39,20 @@ pub fn load_on(dir: &Path, variant: &'static Variant, device: DeviceSpec) -> Res
     if device == DeviceSpec::Cpu {
         return load(dir, variant);
     }
-    let manifest = model::read_manifest(dir)?;
-    if let Some(tag) = &manifest.game {
-        check_tag(tag, variant).map_err(|problem| LoadError::Mismatch { dir: dir.to_path_buf(), problem })?;
-    }
+    check_dir_tag(dir, variant)?;
     let net = DeviceNet::load(dir, device).map_err(|e| match e {
         model::DeviceNetError::Device(e) => LoadError::Device(e),
         model::DeviceNetError::Model(e) => LoadError::Model(e),
     })?;
     NetEvaluator::on_device(net, variant).map_err(|problem| LoadError::Mismatch { dir: dir.to_path_buf(), problem })
+}
+
+/// Refuses the model in `dir` if its tag says another variant or other encodings.
+fn check_dir_tag(dir: &Path, variant: &Variant) -> Result<(), LoadError> {
+    if let Some(tag) = &model::read_manifest(dir)?.game {
+        check_tag(tag, variant).map_err(|problem| LoadError::Mismatch { dir: dir.to_path_buf(), problem })?;
+    }
+    Ok(())
 }
 
 /// Whether a model trained for `tag` may play `variant` with this build's encodings.

@@ -103,9 +103,15 @@ pub fn selfplay_evaluator(cfg: &RunConfig, dir: &Path) -> Result<SelfplayEvaluat
 
 /// `eval` behind a batching queue sized for every worker's games in flight, then the cache.
 fn batched<E: Evaluator<Game> + 'static>(eval: E, cfg: &RunConfig) -> SelfplayEvaluator {
-    let max_batch = (cfg.threads * cfg.selfplay.games_in_flight as usize).max(1);
-    let queue = BatchingEvaluator::new(eval, BatchingConfig { max_batch, ..BatchingConfig::default() });
+    let queue = selfplay_queue(eval, cfg);
     (with_cache(queue.clone(), cfg.selfplay.cache_entries), Some(queue))
+}
+
+/// The batching queue of self-play on an accelerator: one batch can hold every worker's
+/// games in flight.
+fn selfplay_queue<E: Evaluator<Game> + 'static>(eval: E, cfg: &RunConfig) -> BatchingEvaluator<Game> {
+    let max_batch = (cfg.threads * cfg.selfplay.games_in_flight as usize).max(1);
+    BatchingEvaluator::new(eval, BatchingConfig { max_batch, ..BatchingConfig::default() })
 }
 
 /// Loads generation `g`'s model as an evaluator (the uniform stand-in for generation 0).
@@ -407,10 +413,7 @@ pub fn bench_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, games: u32) -> 
     } else {
         let on_device = model::DeviceNet::from_net(&net, device)?;
         let eval = NetEvaluator::on_device(on_device, variant).map_err(|e| anyhow::anyhow!(e))?;
-        let queue = BatchingEvaluator::new(
-            eval,
-            BatchingConfig { max_batch: (cfg.threads * cfg.selfplay.games_in_flight as usize).max(1), ..BatchingConfig::default() },
-        );
+        let queue = selfplay_queue(eval, cfg);
         (Box::new(queue.clone()), Some(queue))
     };
     let out = std::env::temp_dir().join(format!("copper-bench-{}", std::process::id()));

@@ -102,7 +102,8 @@ fn a_lone_caller_is_not_kept_waiting_past_the_deadline() {
         assert_eq!(queue.evaluate(&[request(i as f32)])[0].value, i as f32);
     }
     // With one caller the target stays near 1: no call waits for company that never comes.
-    assert!(started.elapsed() < 20 * max_wait, "{:?} for 20 lone calls", started.elapsed());
+    // (Twenty full deadlines would be 400 ms; a target stuck above 1 waits each one.)
+    assert!(started.elapsed() < 5 * max_wait, "{:?} for 20 lone calls", started.elapsed());
 }
 
 #[test]
