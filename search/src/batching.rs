@@ -217,16 +217,20 @@ fn serve<G: SearchGame, E: Evaluator<G>>(shared: &Shared<G>, inner: &E) {
         let started = Instant::now();
         let mut results = inner.evaluate(&requests).into_iter();
         let seconds = started.elapsed().as_secs_f64();
+        // Counted before the replies go out, so a caller holding its answers sees its
+        // batch in `stats()`.
+        {
+            let mut s = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+            s.batch_seconds = if s.stats.batches == 0 { seconds } else { (1.0 - EMA) * s.batch_seconds + EMA * seconds };
+            s.stats.deadline_seconds = (0.5 * s.batch_seconds).clamp(config.min_wait.as_secs_f64(), config.max_wait.as_secs_f64());
+            s.stats.batches += 1;
+            s.stats.positions += requests.len() as u64;
+            s.stats.busy_seconds += seconds;
+        }
         for (len, reply) in replies {
             let answer: Vec<Evaluation> = results.by_ref().take(len).collect();
             // A worker that gave up (its thread ended) is no reason to stop the others.
             let _ = reply.send(answer);
         }
-        let mut s = shared.state.lock().unwrap_or_else(|e| e.into_inner());
-        s.batch_seconds = if s.stats.batches == 0 { seconds } else { (1.0 - EMA) * s.batch_seconds + EMA * seconds };
-        s.stats.deadline_seconds = (0.5 * s.batch_seconds).clamp(config.min_wait.as_secs_f64(), config.max_wait.as_secs_f64());
-        s.stats.batches += 1;
-        s.stats.positions += requests.len() as u64;
-        s.stats.busy_seconds += seconds;
     }
 }
