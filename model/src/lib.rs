@@ -15,6 +15,7 @@ pub mod device;
 pub mod device_net;
 pub mod fastbn;
 pub mod fastconv;
+pub mod fastloss;
 pub mod fold;
 pub mod infer;
 mod kernels;

@@ -69,16 +69,11 @@ pub struct Losses {
 
 /// Cross-entropy losses. `policy_target`, `legal_mask`: `[B, P*H*W]`; `value_target`: `[B, 3]`.
 pub fn losses(output: NetOutput, policy_target: Tensor<2>, value_target: Tensor<2>, legal_mask: Option<Tensor<2>>, value_weight: f32) -> Losses {
-    let logits = match legal_mask {
-        // legal: +0, illegal: -1e9 (finite, so 0 * log p stays 0 for zero targets).
-        Some(mask) => output.policy + (mask - 1.0) * 1e9,
-        None => output.policy,
-    };
-    // Averaged over the rows that have a policy target (a fast search's move has none: an
-    // all-zero row). A mean over every row would shrink the policy gradient by the share
-    // of rows without a target (70% at the default full_search_fraction of 0.3).
-    let rows_with_target = policy_target.clone().sum_dim(1).sum().clamp_min(1e-6);
-    let policy = (policy_target * log_softmax(logits, 1)).sum_dim(1).sum().neg() / rows_with_target;
+    // Illegal logits are left out of the softmax. Averaged over the rows that have a policy
+    // target (a fast search's move has none: an all-zero row); a mean over every row would
+    // shrink the policy gradient by the share of rows without a target (70% at the default
+    // full_search_fraction of 0.3). One fused parallel op on the CPU (`crate::fastloss`).
+    let policy = crate::fastloss::policy_cross_entropy(output.policy, policy_target, legal_mask);
     let value = (value_target * log_softmax(output.value, 1)).sum_dim(1).mean().neg();
     let total = policy.clone() + value.clone() * value_weight;
     Losses { total, policy, value }
