@@ -19,6 +19,10 @@
 
 use std::time::Instant;
 
+// As `copper` (cli/src/main.rs), so that the benchmark measures what training runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use model::{init_cpu_threads, DeviceSpec, InferenceNet, Net, NetConfig, TrainBatch, TrainConfig, TrainStep};
 use rand::{Rng, SeedableRng};
 
