@@ -55,6 +55,22 @@ pub fn conv3x3(x: Tensor<4>, weight: Tensor<4>) -> Tensor<4> {
     }
 }
 
+/// 1x1 convolution `x [B, C, H, W]`, `weight [O, C, 1, 1]` (+ `bias [O]`) -> `[B, O, H, W]`
+/// as one batched matrix product `W [1, O, C] · x [B, C, H·W]`. burn-flex runs that (and
+/// its backward) in parallel over the batch, where its conv2d runs 1x1 kernels on one
+/// thread; the function is the same on every device.
+pub fn conv1x1(x: Tensor<4>, weight: Tensor<4>, bias: Option<Tensor<1>>) -> Tensor<4> {
+    let [b, c, h, w] = x.dims();
+    let [o, c2, kh, kw] = weight.dims();
+    assert!(c == c2 && kh == 1 && kw == 1, "conv1x1: weight must be [O, C, 1, 1]");
+    let y = weight.reshape([1, o, c]).matmul(x.reshape([b, c, h * w]));
+    let y = match bias {
+        Some(bias) => y + bias.reshape([1, o, 1]),
+        None => y,
+    };
+    y.reshape([b, o, h, w])
+}
+
 /// Whether `device` is burn-flex (with or without autodiff).
 pub fn is_flex(device: &Device) -> bool {
     // Device equality compares hardware identity and ignores autodiff.

@@ -51,9 +51,14 @@ impl ConvBn {
         self.forward_with(x, true)
     }
 
-    /// `fast`: use [`crate::fastconv::conv3x3`] for 3x3 kernels; otherwise burn's conv2d.
+    /// `fast`: [`crate::fastconv::conv3x3`] for 3x3 kernels, [`crate::fastconv::conv1x1`] for
+    /// 1x1 kernels on burn-flex, the fused batch norm in training; otherwise burn's ops.
     fn forward_with(&self, x: Tensor<4>, fast: bool) -> Tensor<4> {
-        let y = if fast && self.conv.kernel_size == [3, 3] { crate::fastconv::conv3x3(x, self.conv.weight.val()) } else { self.conv.forward(x) };
+        let y = match self.conv.kernel_size {
+            [3, 3] if fast => crate::fastconv::conv3x3(x, self.conv.weight.val()),
+            [1, 1] if fast && crate::fastconv::is_flex(&x.device()) => crate::fastconv::conv1x1(x, self.conv.weight.val(), None),
+            _ => self.conv.forward(x),
+        };
         let device = y.device();
         if fast && device.is_autodiff() && self.bn.training.is_enabled() && crate::fastconv::is_flex(&device) {
             self.bn_train_fused(y)
@@ -200,10 +205,16 @@ impl Net {
         let [batch, _, _, _] = input.dims();
         let x = self.trunk_with(input, fast);
 
-        let p = relu(self.policy.conv.forward(x.clone()));
-        let policy = self.policy.out.forward(p).reshape([batch, self.config.policy_len()]);
+        let p = relu(self.policy.conv.forward_with(x.clone(), fast));
+        let out = &self.policy.out;
+        let policy = if fast && crate::fastconv::is_flex(&p.device()) {
+            crate::fastconv::conv1x1(p, out.weight.val(), out.bias.as_ref().map(|b| b.val()))
+        } else {
+            out.forward(p)
+        };
+        let policy = policy.reshape([batch, self.config.policy_len()]);
 
-        let v = relu(self.value.conv.forward(x));
+        let v = relu(self.value.conv.forward_with(x, fast));
         let v = v.reshape([batch, self.config.value_head_channels * self.config.squares()]);
         let v = relu(self.value.fc1.forward(v));
         let value = self.value.fc2.forward(v);
@@ -250,6 +261,47 @@ mod tests {
             assert!(d < 1e-4, "{d}");
             let d = crate::testutil::max_abs_diff(&to_vec(a.value), &to_vec(b.value));
             assert!(d < 1e-4, "{d}");
+        }
+    }
+
+    /// The training step's gradients: every parameter's gradient through the fast ops
+    /// (conv3x3, conv1x1 as matmul, fused batch norm) equals the one through burn's own
+    /// conv2d and batch norm.
+    #[test]
+    fn fast_and_reference_gradients_agree() {
+        let cfg = tiny_config();
+        let batch = OwnedBatch::random(&cfg, 4, 3);
+        let device = cpu_train_device();
+        let net = Net::new(&cfg, &device).unwrap();
+        let grads_of = |fast: bool| {
+            let x = crate::tensor_util::input_tensor(&cfg, &batch.input, 4, &device);
+            let out = if fast { net.forward(x) } else { net.forward_reference(x) };
+            let d = &device;
+            let l = crate::train::losses(
+                out,
+                crate::tensor_util::matrix(&batch.policy_target, 4, cfg.policy_len(), d),
+                crate::tensor_util::matrix(&batch.value_target, 4, 3, d),
+                None,
+                1.0,
+            );
+            let grads = l.total.backward();
+            let mut all = Vec::new();
+            let mut take = |t: Tensor<4>| all.push(to_vec(t.grad(&grads).unwrap()));
+            take(net.stem.conv.weight.val());
+            take(net.blocks[0].b.conv.weight.val());
+            take(net.policy.conv.conv.weight.val());
+            take(net.policy.out.weight.val());
+            take(net.value.conv.conv.weight.val());
+            all.push(to_vec(net.policy.out.bias.as_ref().unwrap().val().grad(&grads).unwrap()));
+            all.push(to_vec(net.value.fc1.weight.val().grad(&grads).unwrap()));
+            all.push(to_vec(net.stem.bn.gamma.val().grad(&grads).unwrap()));
+            all
+        };
+        let (fast, reference) = (grads_of(true), grads_of(false));
+        for (i, (a, b)) in fast.iter().zip(&reference).enumerate() {
+            let scale = b.iter().fold(0f32, |m, x| m.max(x.abs())).max(1e-3);
+            let d = crate::testutil::max_abs_diff(a, b);
+            assert!(d < 1e-3 * scale, "parameter {i}: gradients differ by {d} (scale {scale})");
         }
     }
 
