@@ -10,6 +10,7 @@
 //! - [`InferenceNet`]: eval-only CPU copy with batch norm folded into the convolutions.
 //! - [`TrainStep`]: one AdamW step on a batch, for benchmarks and tests.
 
+pub mod allocator;
 pub mod config;
 pub mod device;
 pub mod device_net;

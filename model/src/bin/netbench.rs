@@ -21,7 +21,7 @@ use std::time::Instant;
 
 // As `copper` (cli/src/main.rs), so that the benchmark measures what training runs.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: model::allocator::MiMalloc = model::allocator::MiMalloc;
 
 use model::{init_cpu_threads, DeviceSpec, InferenceNet, Net, NetConfig, TrainBatch, TrainConfig, TrainStep};
 use rand::{Rng, SeedableRng};
@@ -121,6 +121,7 @@ fn softmax_rows(rng: &mut impl Rng, rows: usize, cols: usize) -> Vec<f32> {
 }
 
 fn main() {
+    model::allocator::keep_freed_memory();
     let a = parse_args();
     init_cpu_threads(a.threads);
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
