@@ -30,6 +30,7 @@ use burn::tensor::{DType, Tensor};
 use rayon::prelude::*;
 
 use crate::fastconv::{f32_data, flex_f32, is_flex};
+use crate::kernels::par_zeros;
 
 /// Batch norm with the batch's own statistics, fused, on burn-flex.
 #[backend_extension(Flex, Autodiff)]
@@ -53,6 +54,32 @@ pub trait FusedBatchNormOps: Backend {
         epsilon: f64,
         grad: FloatTensor<Self>,
     ) -> (FloatTensor<Self>, FloatTensor<Self>, FloatTensor<Self>);
+
+    /// `relu(bn(x) + skip)` when `with_skip` (`skip` as `x`), else `relu(bn(x))` (`skip`
+    /// unread): (`y`, mean, biased variance). Differentiable in `x`, `gamma`, `beta` and
+    /// (with a skip) `skip`.
+    fn fused_bn_relu_train(
+        x: FloatTensor<Self>,
+        gamma: FloatTensor<Self>,
+        beta: FloatTensor<Self>,
+        skip: FloatTensor<Self>,
+        epsilon: f64,
+        with_skip: bool,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>, FloatTensor<Self>);
+
+    /// Gradients of [`fused_bn_relu_train`](Self::fused_bn_relu_train) with respect to `x`,
+    /// `gamma`, `beta` and `skip` (an empty tensor without a skip), given its `output`.
+    #[allow(clippy::too_many_arguments)]
+    fn fused_bn_relu_backward(
+        x: FloatTensor<Self>,
+        gamma: FloatTensor<Self>,
+        mean: FloatTensor<Self>,
+        variance: FloatTensor<Self>,
+        output: FloatTensor<Self>,
+        epsilon: f64,
+        with_skip: bool,
+        grad: FloatTensor<Self>,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>, FloatTensor<Self>, FloatTensor<Self>);
 }
 
 /// The result of [`batch_norm_train`]: the output and the batch statistics.
@@ -74,11 +101,43 @@ pub fn batch_norm_train(x: Tensor<4>, gamma: Tensor<1>, beta: Tensor<1>, epsilon
     }
 }
 
+/// Training-mode `relu(bn(x) + skip)` (or `relu(bn(x))` without a skip) of `x [B, C, H, W]`
+/// in one pass each way on burn-flex devices (the element-wise ReLU and residual addition
+/// were serial passes of their own, forward and backward); burn's ops elsewhere.
+pub fn batch_norm_relu_train(x: Tensor<4>, gamma: Tensor<1>, beta: Tensor<1>, skip: Option<Tensor<4>>, epsilon: f64) -> BatchNormTrained {
+    if is_flex(&x.device()) {
+        let with_skip = skip.is_some();
+        // Unread without a skip; any tensor of the device will do.
+        let skip = skip.unwrap_or_else(|| x.clone());
+        let (y, mean, variance) = <Dispatch as FusedBatchNormOps>::fused_bn_relu_train(
+            x.into_dispatch(),
+            gamma.into_dispatch(),
+            beta.into_dispatch(),
+            skip.into_dispatch(),
+            epsilon,
+            with_skip,
+        );
+        BatchNormTrained { output: Tensor::from_dispatch(y), mean: Tensor::from_dispatch(mean), variance: Tensor::from_dispatch(variance) }
+    } else {
+        let r = burn::tensor::module::batch_norm_train(x, gamma, beta, epsilon);
+        let y = match skip {
+            Some(skip) => r.output + skip,
+            None => r.output,
+        };
+        BatchNormTrained { output: burn::tensor::activation::relu(y), mean: r.mean, variance: r.variance }
+    }
+}
+
 /// `(B, C, S)` of a rank-4 tensor, `S = H·W`.
 fn dims(t: &FlexTensor) -> (usize, usize, usize) {
     let shape = t.layout().shape();
     assert_eq!(shape.num_dims(), 4, "fused batch norm: rank-4 input expected");
     (shape[0], shape[1], shape[2] * shape[3])
+}
+
+fn shape_of(t: &FlexTensor) -> Vec<usize> {
+    let sh = t.layout().shape();
+    (0..sh.num_dims()).map(|i| sh[i]).collect()
 }
 
 /// Per-channel mean and biased variance of `x [b, c, s]` (two-pass, f64 sums).
@@ -100,54 +159,107 @@ fn inv_std(variance: &[f32], epsilon: f64) -> Vec<f32> {
     variance.iter().map(|&v| (1.0 / (v as f64 + epsilon).sqrt()) as f32).collect()
 }
 
-fn bn_forward(x: &[f32], gamma: &[f32], beta: &[f32], b: usize, c: usize, s: usize, epsilon: f64) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+/// What follows the normalisation in the same pass: nothing, ReLU, or a residual addition
+/// then ReLU (`relu(bn(x) + skip)`, the end of a residual block).
+#[derive(Clone, Copy)]
+enum Tail<'a> {
+    None,
+    Relu,
+    AddRelu(&'a [f32]),
+}
+
+#[allow(clippy::too_many_arguments)]
+fn bn_forward(x: &[f32], gamma: &[f32], beta: &[f32], tail: Tail<'_>, b: usize, c: usize, s: usize, epsilon: f64) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
     let (mean, var) = channel_stats(x, b, c, s);
     let inv = inv_std(&var, epsilon);
-    let mut y = vec![0.0f32; b * c * s];
+    let mut y = par_zeros(b * c * s);
     // One row per (image, channel): contiguous, so rows are split across threads safely.
     y.par_chunks_mut(s.max(1)).zip(x.par_chunks(s.max(1))).enumerate().for_each(|(row, (out, inp))| {
         let ch = row % c;
         let (m, scale, shift) = (mean[ch], inv[ch] * gamma[ch], beta[ch]);
-        for (o, &v) in out.iter_mut().zip(inp) {
-            *o = (v - m) * scale + shift;
+        match tail {
+            Tail::None => out.iter_mut().zip(inp).for_each(|(o, &v)| *o = (v - m) * scale + shift),
+            Tail::Relu => out.iter_mut().zip(inp).for_each(|(o, &v)| *o = ((v - m) * scale + shift).max(0.0)),
+            Tail::AddRelu(skip) => {
+                let skip = &skip[row * s..(row + 1) * s];
+                out.iter_mut().zip(inp).zip(skip).for_each(|((o, &v), &k)| *o = ((v - m) * scale + shift + k).max(0.0));
+            }
         }
     });
     (y, mean, var)
 }
 
+/// Gradients `(dx, dγ, dβ)` of the batch norm; with `relu_output` (the forward's output
+/// after a ReLU), the incoming gradient is first masked where that output is 0, and with
+/// `want_masked` that masked gradient is returned too (the skip input's gradient of
+/// `relu(bn(x) + skip)`).
 #[allow(clippy::too_many_arguments)]
-fn bn_backward(x: &[f32], dy: &[f32], gamma: &[f32], mean: &[f32], var: &[f32], b: usize, c: usize, s: usize, epsilon: f64) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+fn bn_backward(
+    x: &[f32],
+    dy: &[f32],
+    relu_output: Option<&[f32]>,
+    want_masked: bool,
+    gamma: &[f32],
+    mean: &[f32],
+    var: &[f32],
+    b: usize,
+    c: usize,
+    s: usize,
+    epsilon: f64,
+) -> (Vec<f32>, Vec<f32>, Vec<f32>, Option<Vec<f32>>) {
     let inv = inv_std(var, epsilon);
     let n = (b * s).max(1) as f64;
+    // The incoming gradient of one (image, channel) row, masked by the ReLU where there is
+    // one: `relu_output` 0 means the ReLU clipped there and passes no gradient.
+    let masked_row = |at: usize, buf: &mut [f32]| match relu_output {
+        Some(out) => buf.iter_mut().zip(&dy[at..at + s]).zip(&out[at..at + s]).for_each(|((g, &d), &o)| *g = if o > 0.0 { d } else { 0.0 }),
+        None => buf.copy_from_slice(&dy[at..at + s]),
+    };
     let sums: Vec<(f32, f32)> = (0..c)
         .into_par_iter()
-        .map(|ch| {
-            let (m, is) = (mean[ch], inv[ch]);
-            let (mut d_beta, mut d_gamma) = (0.0f64, 0.0f64);
-            for i in 0..b {
-                let at = (i * c + ch) * s;
-                for (&xv, &g) in x[at..at + s].iter().zip(&dy[at..at + s]) {
-                    d_beta += g as f64;
-                    d_gamma += g as f64 * ((xv - m) * is) as f64;
+        .map_init(
+            || vec![0.0f32; s],
+            |g, ch| {
+                let (m, is) = (mean[ch], inv[ch]);
+                let (mut d_beta, mut d_gamma) = (0.0f64, 0.0f64);
+                for i in 0..b {
+                    let at = (i * c + ch) * s;
+                    masked_row(at, g);
+                    // f32 within a row (81 values), f64 across rows.
+                    let (mut rb, mut rg) = (0.0f32, 0.0f32);
+                    for (&gv, &xv) in g.iter().zip(&x[at..at + s]) {
+                        rb += gv;
+                        rg += gv * ((xv - m) * is);
+                    }
+                    d_beta += rb as f64;
+                    d_gamma += rg as f64;
                 }
-            }
-            (d_gamma as f32, d_beta as f32)
-        })
+                (d_gamma as f32, d_beta as f32)
+            },
+        )
         .collect();
     let (d_gamma, d_beta): (Vec<f32>, Vec<f32>) = sums.into_iter().unzip();
-    let mut dx = vec![0.0f32; b * c * s];
-    dx.par_chunks_mut(s.max(1)).enumerate().for_each(|(row, out)| {
+    let mut dx = par_zeros(b * c * s);
+    let mut g_out = if want_masked { par_zeros(b * c * s) } else { Vec::new() };
+    let rows = s.max(1);
+    let row_pass = |row: usize, out: &mut [f32], g: &mut [f32]| {
         let ch = row % c;
         let at = row * s;
+        masked_row(at, g);
         let (m, is) = (mean[ch], inv[ch]);
         let scale = gamma[ch] * is;
         let (mean_dbeta, mean_dgamma) = ((d_beta[ch] as f64 / n) as f32, (d_gamma[ch] as f64 / n) as f32);
-        for ((o, &xv), &g) in out.iter_mut().zip(&x[at..at + s]).zip(&dy[at..at + s]) {
+        for ((o, &xv), &gv) in out.iter_mut().zip(&x[at..at + s]).zip(g.iter()) {
             let xhat = (xv - m) * is;
-            *o = scale * (g - mean_dbeta - xhat * mean_dgamma);
+            *o = scale * (gv - mean_dbeta - xhat * mean_dgamma);
         }
-    });
-    (dx, d_gamma, d_beta)
+    };
+    if want_masked {
+        dx.par_chunks_mut(rows).zip(g_out.par_chunks_mut(rows)).enumerate().for_each(|(row, (out, g))| row_pass(row, out, g));
+    } else {
+        dx.par_chunks_mut(rows).enumerate().for_each_init(|| vec![0.0f32; s], |g, (row, out)| row_pass(row, out, g));
+    }
+    (dx, d_gamma, d_beta, want_masked.then_some(g_out))
 }
 
 impl FusedBatchNormOps for Flex {
@@ -161,7 +273,7 @@ impl FusedBatchNormOps for Flex {
             let sh = x.layout().shape();
             (0..sh.num_dims()).map(|i| sh[i]).collect::<Vec<usize>>()
         };
-        let (y, mean, var) = bn_forward(&f32_data(&x), &f32_data(&gamma), &f32_data(&beta), b, c, s, epsilon);
+        let (y, mean, var) = bn_forward(&f32_data(&x), &f32_data(&gamma), &f32_data(&beta), Tail::None, b, c, s, epsilon);
         (flex_f32(y, shape), flex_f32(mean, vec![c]), flex_f32(var, vec![c]))
     }
 
@@ -182,8 +294,64 @@ impl FusedBatchNormOps for Flex {
             let sh = x.layout().shape();
             (0..sh.num_dims()).map(|i| sh[i]).collect::<Vec<usize>>()
         };
-        let (dx, dg, db) = bn_backward(&f32_data(&x), &f32_data(&grad), &f32_data(&gamma), &f32_data(&mean), &f32_data(&variance), b, c, s, epsilon);
+        let (dx, dg, db, _) =
+            bn_backward(&f32_data(&x), &f32_data(&grad), None, false, &f32_data(&gamma), &f32_data(&mean), &f32_data(&variance), b, c, s, epsilon);
         (flex_f32(dx, shape), flex_f32(dg, vec![c]), flex_f32(db, vec![c]))
+    }
+
+    fn fused_bn_relu_train(
+        x: FlexTensor,
+        gamma: FlexTensor,
+        beta: FlexTensor,
+        skip: FlexTensor,
+        epsilon: f64,
+        with_skip: bool,
+    ) -> (FlexTensor, FlexTensor, FlexTensor) {
+        assert!(x.dtype() == DType::F32 && gamma.dtype() == DType::F32 && beta.dtype() == DType::F32, "fused batch norm: f32 tensors expected");
+        let (b, c, s) = dims(&x);
+        let shape = shape_of(&x);
+        let skip_data = with_skip.then(|| f32_data(&skip));
+        if let Some(k) = &skip_data {
+            assert_eq!(k.len(), b * c * s, "fused batch norm: the skip input must have x's shape");
+        }
+        let tail = match &skip_data {
+            Some(k) => Tail::AddRelu(k),
+            None => Tail::Relu,
+        };
+        let (y, mean, var) = bn_forward(&f32_data(&x), &f32_data(&gamma), &f32_data(&beta), tail, b, c, s, epsilon);
+        (flex_f32(y, shape), flex_f32(mean, vec![c]), flex_f32(var, vec![c]))
+    }
+
+    fn fused_bn_relu_backward(
+        x: FlexTensor,
+        gamma: FlexTensor,
+        mean: FlexTensor,
+        variance: FlexTensor,
+        output: FlexTensor,
+        epsilon: f64,
+        with_skip: bool,
+        grad: FlexTensor,
+    ) -> (FlexTensor, FlexTensor, FlexTensor, FlexTensor) {
+        let (b, c, s) = dims(&x);
+        let shape = shape_of(&x);
+        let (dx, dg, db, d_skip) = bn_backward(
+            &f32_data(&x),
+            &f32_data(&grad),
+            Some(&f32_data(&output)),
+            with_skip,
+            &f32_data(&gamma),
+            &f32_data(&mean),
+            &f32_data(&variance),
+            b,
+            c,
+            s,
+            epsilon,
+        );
+        let d_skip = match d_skip {
+            Some(v) => flex_f32(v, shape.clone()),
+            None => flex_f32(Vec::new(), vec![0]),
+        };
+        (flex_f32(dx, shape), flex_f32(dg, vec![c]), flex_f32(db, vec![c]), d_skip)
     }
 }
 
@@ -256,6 +424,123 @@ impl<B: Backend + FusedBatchNormOps, C: CheckpointStrategy> FusedBatchNormOps fo
     ) -> (FloatTensor<Self>, FloatTensor<Self>, FloatTensor<Self>) {
         panic!("the batch-norm backward is not itself differentiable");
     }
+
+    fn fused_bn_relu_train(
+        x: FloatTensor<Self>,
+        gamma: FloatTensor<Self>,
+        beta: FloatTensor<Self>,
+        skip: FloatTensor<Self>,
+        epsilon: f64,
+        with_skip: bool,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>, FloatTensor<Self>) {
+        // x and gamma are checkpointed; the statistics and the output (its ReLU mask) come
+        // along as computed (the output is shared, not copied).
+
+        /// The fused backward: gradients of x, gamma, beta and skip (empty without one).
+        #[allow(clippy::type_complexity)]
+        fn run_backward<B: Backend + FusedBatchNormOps>(
+            state: (NodeId, NodeId, B::FloatTensorPrimitive, B::FloatTensorPrimitive, B::FloatTensorPrimitive, f64),
+            with_skip: bool,
+            grad: B::FloatTensorPrimitive,
+            checkpointer: &mut Checkpointer,
+        ) -> [B::FloatTensorPrimitive; 4] {
+            let (x_state, gamma_state, mean, variance, output, epsilon) = state;
+            let x = checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(x_state);
+            let gamma = checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(gamma_state);
+            let (dx, d_gamma, d_beta, d_skip) = B::fused_bn_relu_backward(x, gamma, mean, variance, output, epsilon, with_skip, grad);
+            [dx, d_gamma, d_beta, d_skip]
+        }
+
+        #[derive(Debug)]
+        struct BnReluBackward;
+
+        impl<B: Backend + FusedBatchNormOps> Backward<B, 3> for BnReluBackward {
+            type State = (NodeId, NodeId, B::FloatTensorPrimitive, B::FloatTensorPrimitive, B::FloatTensorPrimitive, f64);
+
+            fn backward(self, ops: Ops<Self::State, 3>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
+                let grad = grads.consume::<B>(&ops.node);
+                let all = run_backward::<B>(ops.state, false, grad, checkpointer);
+                for (parent, g) in ops.parents.iter().zip(all) {
+                    if let Some(node) = parent {
+                        grads.register::<B>(node.id, g);
+                    }
+                }
+            }
+        }
+
+        #[derive(Debug)]
+        struct BnAddReluBackward;
+
+        impl<B: Backend + FusedBatchNormOps> Backward<B, 4> for BnAddReluBackward {
+            type State = (NodeId, NodeId, B::FloatTensorPrimitive, B::FloatTensorPrimitive, B::FloatTensorPrimitive, f64);
+
+            fn backward(self, ops: Ops<Self::State, 4>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
+                let grad = grads.consume::<B>(&ops.node);
+                let all = run_backward::<B>(ops.state, true, grad, checkpointer);
+                for (parent, g) in ops.parents.iter().zip(all) {
+                    if let Some(node) = parent {
+                        grads.register::<B>(node.id, g);
+                    }
+                }
+            }
+        }
+
+        #[derive(Debug)]
+        struct Leaf;
+
+        impl<B: Backend> Backward<B, 0> for Leaf {
+            type State = ();
+
+            fn backward(self, _: Ops<(), 0>, _: &mut Gradients, _: &mut Checkpointer) {}
+        }
+        let leaf = |t: B::FloatTensorPrimitive| Leaf.prepare::<C>([]).compute_bound().stateless(t);
+
+        if with_skip {
+            match BnAddReluBackward.prepare::<C>([x.node(), gamma.node(), beta.node(), skip.node()]).compute_bound().stateful() {
+                OpsKind::Tracked(mut prep) => {
+                    let x_state = prep.checkpoint(&x);
+                    let gamma_state = prep.checkpoint(&gamma);
+                    let (y, mean, variance) =
+                        B::fused_bn_relu_train(x.into_primitive(), gamma.into_primitive(), beta.into_primitive(), skip.into_primitive(), epsilon, true);
+                    let output = prep.finish((x_state, gamma_state, mean.clone(), variance.clone(), y.clone(), epsilon), y);
+                    (output, leaf(mean), leaf(variance))
+                }
+                OpsKind::UnTracked(prep) => {
+                    let (y, mean, variance) =
+                        B::fused_bn_relu_train(x.into_primitive(), gamma.into_primitive(), beta.into_primitive(), skip.into_primitive(), epsilon, true);
+                    (prep.finish(y), leaf(mean), leaf(variance))
+                }
+            }
+        } else {
+            let skip = skip.into_primitive();
+            match BnReluBackward.prepare::<C>([x.node(), gamma.node(), beta.node()]).compute_bound().stateful() {
+                OpsKind::Tracked(mut prep) => {
+                    let x_state = prep.checkpoint(&x);
+                    let gamma_state = prep.checkpoint(&gamma);
+                    let (y, mean, variance) = B::fused_bn_relu_train(x.into_primitive(), gamma.into_primitive(), beta.into_primitive(), skip, epsilon, false);
+                    let output = prep.finish((x_state, gamma_state, mean.clone(), variance.clone(), y.clone(), epsilon), y);
+                    (output, leaf(mean), leaf(variance))
+                }
+                OpsKind::UnTracked(prep) => {
+                    let (y, mean, variance) = B::fused_bn_relu_train(x.into_primitive(), gamma.into_primitive(), beta.into_primitive(), skip, epsilon, false);
+                    (prep.finish(y), leaf(mean), leaf(variance))
+                }
+            }
+        }
+    }
+
+    fn fused_bn_relu_backward(
+        _x: FloatTensor<Self>,
+        _gamma: FloatTensor<Self>,
+        _mean: FloatTensor<Self>,
+        _variance: FloatTensor<Self>,
+        _output: FloatTensor<Self>,
+        _epsilon: f64,
+        _with_skip: bool,
+        _grad: FloatTensor<Self>,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>, FloatTensor<Self>, FloatTensor<Self>) {
+        panic!("the batch-norm backward is not itself differentiable");
+    }
 }
 
 #[cfg(test)]
@@ -302,6 +587,46 @@ mod tests {
         assert!(max_abs_diff(&to_vec(x.grad(&grads).unwrap()), &dx_expected) < 1e-5);
         assert!((to_vec(gamma.grad(&grads).unwrap())[0] - d_gamma).abs() < 1e-5);
         assert!((to_vec(beta.grad(&grads).unwrap())[0] - 1.0).abs() < 1e-6);
+    }
+
+    /// relu(bn(x) + skip) and relu(bn(x)), fused, against burn's batch norm, addition and
+    /// ReLU: outputs and the gradients of x, gamma, beta and skip (about half the outputs
+    /// are clipped, so the ReLU mask matters).
+    #[test]
+    fn fused_relu_and_residual_match_burns_ops() {
+        let device = cpu_train_device();
+        let x = Tensor::<4>::random([5, 3, 3, 4], Distribution::Normal(0.4, 1.3), &device);
+        let skip = Tensor::<4>::random([5, 3, 3, 4], Distribution::Normal(-0.2, 1.0), &device);
+        let gamma = Tensor::<1>::random([3], Distribution::Normal(1.0, 0.3), &device);
+        let beta = Tensor::<1>::random([3], Distribution::Normal(0.0, 0.3), &device);
+        let weights = Tensor::<4>::random([5, 3, 3, 4], Distribution::Normal(0.0, 1.0), &device);
+        for with_skip in [false, true] {
+            let run = |fused: bool| {
+                let (x, g, b, k) = (x.clone().require_grad(), gamma.clone().require_grad(), beta.clone().require_grad(), skip.clone().require_grad());
+                let sk = with_skip.then(|| k.clone());
+                let y = if fused {
+                    batch_norm_relu_train(x.clone(), g.clone(), b.clone(), sk, 1e-5).output
+                } else {
+                    let y = burn::tensor::module::batch_norm_train(x.clone(), g.clone(), b.clone(), 1e-5).output;
+                    burn::tensor::activation::relu(match sk {
+                        Some(sk) => y + sk,
+                        None => y,
+                    })
+                };
+                let out = to_vec(y.clone().inner());
+                let grads = (y * weights.clone()).sum().backward();
+                let dk = if with_skip { to_vec(k.grad(&grads).unwrap()) } else { Vec::new() };
+                (out, to_vec(x.grad(&grads).unwrap()), to_vec(g.grad(&grads).unwrap()), to_vec(b.grad(&grads).unwrap()), dk)
+            };
+            let (ours, burns) = (run(true), run(false));
+            let clipped = burns.0.iter().filter(|&&v| v == 0.0).count();
+            assert!(clipped > 10 && clipped < 170, "{clipped} of 180 outputs clipped: the case does not exercise the mask");
+            assert!(max_abs_diff(&ours.0, &burns.0) < 1e-5, "skip {with_skip}: output");
+            assert!(max_abs_diff(&ours.1, &burns.1) < 1e-4, "skip {with_skip}: dx");
+            assert!(max_abs_diff(&ours.2, &burns.2) < 1e-4, "skip {with_skip}: dgamma");
+            assert!(max_abs_diff(&ours.3, &burns.3) < 1e-4, "skip {with_skip}: dbeta");
+            assert!(max_abs_diff(&ours.4, &burns.4) < 1e-5, "skip {with_skip}: dskip");
+        }
     }
 
     #[test]

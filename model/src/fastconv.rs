@@ -140,7 +140,7 @@ pub(crate) fn flex_f32(values: Vec<f32>, shape: Vec<usize>) -> FlexTensor {
 /// Forward kernel on NCHW buffers: `x [b, c, h*w]`, weight matrix `[9c, o]`.
 fn conv3x3_nchw(x: &[f32], wm: &[f32], b: usize, c: usize, o: usize, h: usize, w: usize) -> Vec<f32> {
     let s = h * w;
-    let mut out = vec![0.0; b * o * s];
+    let mut out = crate::kernels::par_zeros(b * o * s);
     let g = group_size(b);
     let threads = rayon::current_num_threads().max(1);
     if b < 2 * threads {

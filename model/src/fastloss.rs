@@ -129,7 +129,7 @@ fn forward(l: &[f32], t: &[f32], m: Option<&[f32]>, rows: usize, cols: usize) ->
 #[allow(clippy::too_many_arguments)]
 fn backward(l: &[f32], t: &[f32], m: Option<&[f32]>, lse: &[f32], mass: f32, upstream: f32, rows: usize, cols: usize) -> Vec<f32> {
     let scale = upstream / mass;
-    let mut dl = vec![0.0f32; rows * cols];
+    let mut dl = crate::kernels::par_zeros(rows * cols);
     dl.par_chunks_mut(cols.max(1)).enumerate().for_each(|(r, out)| {
         let at = r * cols;
         let (lr, tr) = (&l[at..at + cols], &t[at..at + cols]);

@@ -54,31 +54,60 @@ impl ConvBn {
     /// `fast`: [`crate::fastconv::conv3x3`] for 3x3 kernels, [`crate::fastconv::conv1x1`] for
     /// 1x1 kernels on burn-flex, the fused batch norm in training; otherwise burn's ops.
     fn forward_with(&self, x: Tensor<4>, fast: bool) -> Tensor<4> {
-        let y = match self.conv.kernel_size {
-            [3, 3] if fast => crate::fastconv::conv3x3(x, self.conv.weight.val()),
-            [1, 1] if fast && crate::fastconv::is_flex(&x.device()) => crate::fastconv::conv1x1(x, self.conv.weight.val(), None),
-            _ => self.conv.forward(x),
-        };
-        let device = y.device();
-        if fast && device.is_autodiff() && self.bn.training.is_enabled() && crate::fastconv::is_flex(&device) {
-            self.bn_train_fused(y)
+        let y = self.conv_with(x, fast);
+        if fast && self.fused_bn_applies(&y) {
+            let bn = &self.bn;
+            let r = crate::fastbn::batch_norm_train(y, bn.gamma.val(), bn.beta.val(), bn.epsilon);
+            self.update_running_stats(r.mean, r.variance);
+            r.output
         } else {
             self.bn.forward(y)
         }
     }
 
-    /// burn's `BatchNorm::forward_train` (batch statistics, running statistics moved by
-    /// `momentum`) with the fused kernel of [`crate::fastbn`].
-    fn bn_train_fused(&self, y: Tensor<4>) -> Tensor<4> {
+    /// `ReLU(BN(conv(x)) + skip)`, or `ReLU(BN(conv(x)))` without `skip`: in training on
+    /// burn-flex one fused pass after the convolution ([`crate::fastbn::batch_norm_relu_train`]).
+    fn forward_relu(&self, x: Tensor<4>, skip: Option<Tensor<4>>, fast: bool) -> Tensor<4> {
+        let y = self.conv_with(x, fast);
+        if fast && self.fused_bn_applies(&y) {
+            let bn = &self.bn;
+            let r = crate::fastbn::batch_norm_relu_train(y, bn.gamma.val(), bn.beta.val(), skip, bn.epsilon);
+            self.update_running_stats(r.mean, r.variance);
+            r.output
+        } else {
+            let y = self.bn.forward(y);
+            relu(match skip {
+                Some(skip) => y + skip,
+                None => y,
+            })
+        }
+    }
+
+    fn conv_with(&self, x: Tensor<4>, fast: bool) -> Tensor<4> {
+        match self.conv.kernel_size {
+            [3, 3] if fast => crate::fastconv::conv3x3(x, self.conv.weight.val()),
+            [1, 1] if fast && crate::fastconv::is_flex(&x.device()) => crate::fastconv::conv1x1(x, self.conv.weight.val(), None),
+            _ => self.conv.forward(x),
+        }
+    }
+
+    /// Batch norm in training mode (batch statistics) on burn-flex, where the fused kernels
+    /// of [`crate::fastbn`] exist.
+    fn fused_bn_applies(&self, y: &Tensor<4>) -> bool {
+        let device = y.device();
+        device.is_autodiff() && self.bn.training.is_enabled() && crate::fastconv::is_flex(&device)
+    }
+
+    /// burn's `BatchNorm::forward_train` bookkeeping: the running statistics move towards
+    /// the batch's by `momentum`.
+    fn update_running_stats(&self, mean: Tensor<1>, variance: Tensor<1>) {
         let bn = &self.bn;
-        let r = crate::fastbn::batch_norm_train(y, bn.gamma.val(), bn.beta.val(), bn.epsilon);
-        let device = r.output.device();
+        let device = mean.device();
         let m = bn.momentum;
-        let running_mean = bn.running_mean.value_sync().to_device(&device).mul_scalar(1.0 - m).add(r.mean.detach().mul_scalar(m));
-        let running_var = bn.running_var.value_sync().to_device(&device).mul_scalar(1.0 - m).add(r.variance.detach().mul_scalar(m));
+        let running_mean = bn.running_mean.value_sync().to_device(&device).mul_scalar(1.0 - m).add(mean.detach().mul_scalar(m));
+        let running_var = bn.running_var.value_sync().to_device(&device).mul_scalar(1.0 - m).add(variance.detach().mul_scalar(m));
         bn.running_mean.update(running_mean.detach());
         bn.running_var.update(running_var.detach());
-        r.output
     }
 }
 
@@ -98,8 +127,8 @@ impl ResBlock {
     }
 
     fn forward_with(&self, x: Tensor<4>, fast: bool) -> Tensor<4> {
-        let y = relu(self.a.forward_with(x.clone(), fast));
-        relu(self.b.forward_with(y, fast) + x)
+        let y = self.a.forward_relu(x.clone(), None, fast);
+        self.b.forward_relu(y, Some(x), fast)
     }
 }
 
@@ -183,7 +212,7 @@ impl Net {
     }
 
     fn trunk_with(&self, input: Tensor<4>, fast: bool) -> Tensor<4> {
-        let mut x = relu(self.stem.forward_with(input, fast));
+        let mut x = self.stem.forward_relu(input, None, fast);
         for block in &self.blocks {
             x = block.forward_with(x, fast);
         }
@@ -205,7 +234,7 @@ impl Net {
         let [batch, _, _, _] = input.dims();
         let x = self.trunk_with(input, fast);
 
-        let p = relu(self.policy.conv.forward_with(x.clone(), fast));
+        let p = self.policy.conv.forward_relu(x.clone(), None, fast);
         let out = &self.policy.out;
         let policy = if fast && crate::fastconv::is_flex(&p.device()) {
             crate::fastconv::conv1x1(p, out.weight.val(), out.bias.as_ref().map(|b| b.val()))
@@ -214,7 +243,7 @@ impl Net {
         };
         let policy = policy.reshape([batch, self.config.policy_len()]);
 
-        let v = relu(self.value.conv.forward_with(x, fast));
+        let v = self.value.conv.forward_relu(x, None, fast);
         let v = v.reshape([batch, self.config.value_head_channels * self.config.squares()]);
         let v = relu(self.value.fc1.forward(v));
         let value = self.value.fc2.forward(v);
