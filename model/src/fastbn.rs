@@ -28,6 +28,7 @@ use burn::backend::tensor::FloatTensor;
 use burn::backend::{backend_extension, Backend, Dispatch, Flex};
 use burn::tensor::{DType, Tensor};
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 use crate::fastconv::{f32_data, flex_f32, is_flex};
 use crate::kernels::par_zeros;
@@ -172,20 +173,26 @@ enum Tail<'a> {
 fn bn_forward(x: &[f32], gamma: &[f32], beta: &[f32], tail: Tail<'_>, b: usize, c: usize, s: usize, epsilon: f64) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
     let (mean, var) = channel_stats(x, b, c, s);
     let inv = inv_std(&var, epsilon);
-    let mut y = par_zeros(b * c * s);
+    let len = b * c * s;
+    assert_eq!(x.len(), len);
+    // Written whole below, so not zero-filled first.
+    let mut y: Vec<f32> = Vec::with_capacity(len);
     // One row per (image, channel): contiguous, so rows are split across threads safely.
-    y.par_chunks_mut(s.max(1)).zip(x.par_chunks(s.max(1))).enumerate().for_each(|(row, (out, inp))| {
+    y.spare_capacity_mut()[..len].par_chunks_mut(s.max(1)).zip(x.par_chunks(s.max(1))).enumerate().for_each(|(row, (out, inp))| {
         let ch = row % c;
         let (m, scale, shift) = (mean[ch], inv[ch] * gamma[ch], beta[ch]);
         match tail {
-            Tail::None => out.iter_mut().zip(inp).for_each(|(o, &v)| *o = (v - m) * scale + shift),
-            Tail::Relu => out.iter_mut().zip(inp).for_each(|(o, &v)| *o = ((v - m) * scale + shift).max(0.0)),
+            Tail::None => out.iter_mut().zip(inp).for_each(|(o, &v)| _ = o.write((v - m) * scale + shift)),
+            Tail::Relu => out.iter_mut().zip(inp).for_each(|(o, &v)| _ = o.write(((v - m) * scale + shift).max(0.0))),
             Tail::AddRelu(skip) => {
                 let skip = &skip[row * s..(row + 1) * s];
-                out.iter_mut().zip(inp).zip(skip).for_each(|((o, &v), &k)| *o = ((v - m) * scale + shift + k).max(0.0));
+                out.iter_mut().zip(inp).zip(skip).for_each(|((o, &v), &k)| _ = o.write(((v - m) * scale + shift + k).max(0.0)));
             }
         }
     });
+    // SAFETY: x has len elements (asserted); its rows of s pair with y's rows of s one to
+    // one, and each loop above writes every element of its row (the skip row also has s).
+    unsafe { y.set_len(len) };
     (y, mean, var)
 }
 
@@ -239,10 +246,13 @@ fn bn_backward(
         )
         .collect();
     let (d_gamma, d_beta): (Vec<f32>, Vec<f32>) = sums.into_iter().unzip();
-    let mut dx = par_zeros(b * c * s);
-    let mut g_out = if want_masked { par_zeros(b * c * s) } else { Vec::new() };
+    let len = b * c * s;
+    assert!(x.len() == len && dy.len() == len);
+    // dx is written whole below, so not zero-filled first.
+    let mut dx: Vec<f32> = Vec::with_capacity(len);
+    let mut g_out = if want_masked { par_zeros(len) } else { Vec::new() };
     let rows = s.max(1);
-    let row_pass = |row: usize, out: &mut [f32], g: &mut [f32]| {
+    let row_pass = |row: usize, out: &mut [MaybeUninit<f32>], g: &mut [f32]| {
         let ch = row % c;
         let at = row * s;
         masked_row(at, g);
@@ -251,14 +261,18 @@ fn bn_backward(
         let (mean_dbeta, mean_dgamma) = ((d_beta[ch] as f64 / n) as f32, (d_gamma[ch] as f64 / n) as f32);
         for ((o, &xv), &gv) in out.iter_mut().zip(&x[at..at + s]).zip(g.iter()) {
             let xhat = (xv - m) * is;
-            *o = scale * (gv - mean_dbeta - xhat * mean_dgamma);
+            o.write(scale * (gv - mean_dbeta - xhat * mean_dgamma));
         }
     };
+    let dx_rows = dx.spare_capacity_mut()[..len].par_chunks_mut(rows);
     if want_masked {
-        dx.par_chunks_mut(rows).zip(g_out.par_chunks_mut(rows)).enumerate().for_each(|(row, (out, g))| row_pass(row, out, g));
+        dx_rows.zip(g_out.par_chunks_mut(rows)).enumerate().for_each(|(row, (out, g))| row_pass(row, out, g));
     } else {
-        dx.par_chunks_mut(rows).enumerate().for_each_init(|| vec![0.0f32; s], |g, (row, out)| row_pass(row, out, g));
+        dx_rows.enumerate().for_each_init(|| vec![0.0f32; s], |g, (row, out)| row_pass(row, out, g));
     }
+    // SAFETY: row_pass writes every element of its row of s (zipped with x's row of s and
+    // g of s), and the rows of s cover all len elements.
+    unsafe { dx.set_len(len) };
     (dx, d_gamma, d_beta, want_masked.then_some(g_out))
 }
 

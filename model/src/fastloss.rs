@@ -101,7 +101,7 @@ fn effective(l: f32, mask: Option<&[f32]>, i: usize) -> f32 {
 /// Per row: (log-sum-exp of the effective logits, row loss, target mass).
 fn row_forward(l: &[f32], t: &[f32], m: Option<&[f32]>) -> (f32, f64, f64) {
     let max = (0..l.len()).map(|i| effective(l[i], m, i)).fold(f32::NEG_INFINITY, f32::max);
-    let sum: f64 = (0..l.len()).map(|i| ((effective(l[i], m, i) - max) as f64).exp()).sum();
+    let sum: f64 = (0..l.len()).map(|i| (effective(l[i], m, i) - max).exp() as f64).sum();
     let lse = max as f64 + sum.ln();
     let (mut mass, mut dot) = (0.0f64, 0.0f64);
     for (i, &ti) in t.iter().enumerate() {
@@ -129,8 +129,11 @@ fn forward(l: &[f32], t: &[f32], m: Option<&[f32]>, rows: usize, cols: usize) ->
 #[allow(clippy::too_many_arguments)]
 fn backward(l: &[f32], t: &[f32], m: Option<&[f32]>, lse: &[f32], mass: f32, upstream: f32, rows: usize, cols: usize) -> Vec<f32> {
     let scale = upstream / mass;
-    let mut dl = crate::kernels::par_zeros(rows * cols);
-    dl.par_chunks_mut(cols.max(1)).enumerate().for_each(|(r, out)| {
+    let len = rows * cols;
+    assert!(l.len() == len && t.len() == len);
+    // Written whole below, so not zero-filled first.
+    let mut dl: Vec<f32> = Vec::with_capacity(len);
+    dl.spare_capacity_mut()[..len].par_chunks_mut(cols.max(1)).enumerate().for_each(|(r, out)| {
         let at = r * cols;
         let (lr, tr) = (&l[at..at + cols], &t[at..at + cols]);
         let mr = m.map(|m| &m[at..at + cols]);
@@ -138,9 +141,11 @@ fn backward(l: &[f32], t: &[f32], m: Option<&[f32]>, lse: &[f32], mass: f32, ups
         let k = row_mass * scale;
         for (i, o) in out.iter_mut().enumerate() {
             let p = (effective(lr[i], mr, i) - lse[r]).exp();
-            *o = k * p - scale * tr[i];
+            o.write(k * p - scale * tr[i]);
         }
     });
+    // SAFETY: every element of every row of cols was written (the rows cover len).
+    unsafe { dl.set_len(len) };
     dl
 }
 
