@@ -10,7 +10,8 @@
 # Environment knobs: THREADS (2; 16 on a GPU), SIZES (4x48,6x64,10x128), BATCHES
 #   (1,16,64,256; on a GPU 64,256,1024,4096), TRAIN_BATCH (a comma list: 256; on a GPU
 #   256,1024), BENCH_SECONDS (3 per measurement), PLANES (100), POLICY_PLANES (140),
-#   TORCH_FOLDED=1 adds a torch.jit.freeze (BN folded) column. PyTorch: the venv below,
+#   TORCH_FOLDED=1 adds a torch.jit.freeze (BN folded) column, ROUNDS (1): repeat the
+#   whole alternation and report medians (single runs on a shared VM vary up to 2x). PyTorch: the venv below,
 #   else a python3 that already has torch (the GPU machine's image), else pip installs it.
 # Placeholder encoding sizes: 100 input planes, 140 policy planes, 9x9 board.
 set -euo pipefail
@@ -74,6 +75,8 @@ torch_extra=()
 [ "${TORCH_FOLDED:-0}" = 1 ] && torch_extra=(--folded)
 
 # Alternate engines per size so that a change of machine load hits both alike.
+ROUNDS=${ROUNDS:-1}
+for round in $(seq 1 "$ROUNDS"); do
 for size in ${SIZES//,/ }; do
   echo "== $size: load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
   echo "{\"load\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"size\": \"$size\", \"when\": \"before torch\"}" >> "$out/all.jsonl"
@@ -86,6 +89,7 @@ for size in ${SIZES//,/ }; do
     "$root/target/release/netbench" --sizes "$size" --train-batch "$tb" "${common[@]}" --device "$DEVICE" "${b_only[@]}" >> "$out/all.jsonl"
     first=0
   done
+done
 done
 echo "{\"load\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"when\": \"end\"}" >> "$out/all.jsonl"
 

@@ -1,6 +1,8 @@
-"""Formats the JSON lines of torch_net.py and netbench into a comparison table."""
+"""Formats the JSON lines of torch_net.py and netbench into a comparison table (the median
+of the rounds when a measurement was repeated, ROUNDS in compare_torch.sh)."""
 
 import json
+import statistics
 import sys
 from collections import defaultdict
 
@@ -20,7 +22,9 @@ def main(path):
         key = (r["size"], r["kind"], r["batch"])
         if key not in rows:
             order.append(key)
-        rows[key][r["engine"]] = r["per_s"]
+        rows[key].setdefault(r["engine"], []).append(r["per_s"])
+    rounds = max((len(x) for v in rows.values() for x in v.values()), default=0)
+    rows = {k: {e: statistics.median(x) for e, x in v.items()} for k, v in rows.items()}
 
     frozen = any("torch_frozen" in v for v in rows.values())
     head = ["size", "what", "batch", "torch/s"]
@@ -44,6 +48,8 @@ def main(path):
             cells.append(f"{x / t:.2f}x" if x and t else "-")
         print("| " + " | ".join(cells) + " |")
     print()
+    if rounds > 1:
+        print(f"(each figure: the median of {rounds} rounds)")
     for l in loads:
         print(f"load average (1/5/15 min) {l.get('when')} {l.get('size', '')}: {l['load']}")
 

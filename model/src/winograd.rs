@@ -32,22 +32,28 @@ impl WinogradConv {
     pub(crate) fn new(c_in: usize, c_out: usize, weight: &[f32], bias: &[f32]) -> Self {
         assert_eq!(weight.len(), 9 * c_in * c_out);
         let mut u = vec![0.0; 16 * c_in * c_out];
-        for ci in 0..c_in {
-            for co in 0..c_out {
-                let g = |ky: usize, kx: usize| weight[((ky * 3 + kx) * c_in + ci) * c_out + co];
-                for xi in 0..4 {
-                    for nu in 0..4 {
-                        let mut acc = 0.0;
-                        for (i, gi) in G[xi].iter().enumerate() {
-                            for (j, gj) in G[nu].iter().enumerate() {
-                                acc += gi * g(i, j) * gj;
-                            }
+        // One task per transformed position (xi, nu): U[xi][nu] = Σ_ij G[xi][i]·G[nu][j]·g_ij,
+        // as axpy rows over c_out. Training transforms the filters twice per convolution
+        // per step, on the calling thread before this was parallel. The coefficients are
+        // powers of two, so the products are exact and the sum keeps the order it had.
+        use rayon::prelude::*;
+        u.par_chunks_mut((c_in * c_out).max(1)).enumerate().for_each(|(pos, plane)| {
+            let (xi, nu) = (pos / 4, pos % 4);
+            for ci in 0..c_in {
+                let dst = &mut plane[ci * c_out..(ci + 1) * c_out];
+                for (i, gi) in G[xi].iter().enumerate() {
+                    for (j, gj) in G[nu].iter().enumerate() {
+                        let coef = gi * gj;
+                        if coef == 0.0 {
+                            continue;
                         }
-                        u[((xi * 4 + nu) * c_in + ci) * c_out + co] = acc;
+                        let tap = i * 3 + j;
+                        let src = &weight[(tap * c_in + ci) * c_out..(tap * c_in + ci + 1) * c_out];
+                        dst.iter_mut().zip(src).for_each(|(d, &g)| *d += coef * g);
                     }
                 }
             }
-        }
+        });
         Self { c_in, c_out, u, bias: bias.to_vec() }
     }
 }
