@@ -32,7 +32,7 @@ use burn::tensor::{Bytes, DType, Device, Shape, Tensor};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
-use crate::kernels::{conv_all, im2col3x3, sized, with_cols, ConvWeights, TILE_ROWS};
+use crate::kernels::{conv_all, im2col3x3, sized, with_cols, ConvWeights};
 use crate::winograd::{conv3x3_winograd, WinogradConv, WinogradScratch};
 
 /// 3x3 "same" convolution without bias, with its own backward pass on burn-flex.
@@ -179,6 +179,11 @@ fn conv3x3_nchw(x: &[f32], wm: &[f32], b: usize, c: usize, o: usize, h: usize, w
     out
 }
 
+/// Rows per im2col tile of the weight gradient: a whole group of 4 images of 9x9 (324) in
+/// one product, so no short remainder tile, and the `[9C, O]` accumulator is read and
+/// written once per group.
+const WGRAD_TILE_ROWS: usize = 4 * 81;
+
 /// Weight-gradient kernel: `x [b, c, s]`, `dy [b, o, s]` -> `dW` matrix `[9c, o]`.
 fn weight_grad_nchw(x: &[f32], dy: &[f32], b: usize, c: usize, o: usize, h: usize, w: usize) -> Vec<f32> {
     let s = h * w;
@@ -196,7 +201,7 @@ fn weight_grad_nchw(x: &[f32], dy: &[f32], b: usize, c: usize, o: usize, h: usiz
                 with_cols(|cols| {
                     let mut done = 0;
                     while done < rows {
-                        let t = TILE_ROWS.min(rows - done);
+                        let t = WGRAD_TILE_ROWS.min(rows - done);
                         let tile = sized(cols, t * k);
                         im2col3x3(&xr[..rows * c], c, h, w, done, t, tile);
                         // acc[k, o] += tile^T [k, t] @ dy_rows[t, o]
