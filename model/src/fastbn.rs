@@ -7,8 +7,9 @@
 //! between our training step and PyTorch's. This computes the same function in two passes
 //! each way, NCHW, split across threads:
 //!
-//! - forward: per channel (parallel) the batch mean μ and biased variance σ² (two-pass, in
-//!   f64); then per image row (parallel) `y = (x − μ)·γ/√(σ² + ε) + β`;
+//! - forward: per channel (parallel) the batch mean μ and biased variance σ² (two-pass,
+//!   f32 within a board, f64 across boards); then per image row (parallel)
+//!   `y = (x − μ)·γ/√(σ² + ε) + β`;
 //! - backward, with `x̂ = (x − μ)/√(σ² + ε)` and n = B·H·W samples per channel: per
 //!   channel `dβ = Σ dy`, `dγ = Σ dy·x̂`; then per image row
 //!   `dx = γ/√(σ² + ε) · (dy − dβ/n − x̂·dγ/n)` (Ioffe & Szegedy 2015, §3; the same
@@ -141,15 +142,17 @@ fn shape_of(t: &FlexTensor) -> Vec<usize> {
     (0..sh.num_dims()).map(|i| sh[i]).collect()
 }
 
-/// Per-channel mean and biased variance of `x [b, c, s]` (two-pass, f64 sums).
+/// Per-channel mean and biased variance of `x [b, c, s]` (two-pass).
 fn channel_stats(x: &[f32], b: usize, c: usize, s: usize) -> (Vec<f32>, Vec<f32>) {
     let n = (b * s).max(1) as f64;
     let stats: Vec<(f32, f32)> = (0..c)
         .into_par_iter()
         .map(|ch| {
             let rows = || (0..b).map(move |i| &x[(i * c + ch) * s..(i * c + ch + 1) * s]);
-            let mean = rows().flatten().map(|&v| v as f64).sum::<f64>() / n;
-            let var = rows().flatten().map(|&v| (v as f64 - mean) * (v as f64 - mean)).sum::<f64>() / n;
+            // Two passes; f32 within a row (a board, 81 values: vectorised), f64 across rows.
+            let mean = rows().map(|r| r.iter().sum::<f32>() as f64).sum::<f64>() / n;
+            let m = mean as f32;
+            let var = rows().map(|r| r.iter().map(|&v| (v - m) * (v - m)).sum::<f32>() as f64).sum::<f64>() / n;
             (mean as f32, var as f32)
         })
         .collect();
