@@ -89,11 +89,18 @@ fn group_size(batch: usize) -> usize {
 
 /// `[n, c, s]` (NCHW, one group of images) -> `[n * s, c]` rows.
 fn to_rows(src: &[f32], c: usize, s: usize, dst: &mut [f32]) {
+    // Blocks of 8 squares: per block the output rows being filled (8·c values) stay in L1
+    // while every channel's plane is read in order.
+    const SQ_BLOCK: usize = 8;
     for (img_in, img_out) in src.chunks_exact(c * s).zip(dst.chunks_exact_mut(c * s)) {
-        for ch in 0..c {
-            let plane = &img_in[ch * s..(ch + 1) * s];
-            for (sq, v) in plane.iter().enumerate() {
-                img_out[sq * c + ch] = *v;
+        for sq0 in (0..s).step_by(SQ_BLOCK) {
+            let sq1 = (sq0 + SQ_BLOCK).min(s);
+            let rows = &mut img_out[sq0 * c..sq1 * c];
+            for ch in 0..c {
+                let part = &img_in[ch * s + sq0..ch * s + sq1];
+                for (k, v) in part.iter().enumerate() {
+                    rows[k * c + ch] = *v;
+                }
             }
         }
     }
