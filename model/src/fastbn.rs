@@ -405,16 +405,8 @@ impl<B: Backend + FusedBatchNormOps, C: CheckpointStrategy> FusedBatchNormOps fo
             }
         }
 
-        // The statistics are returned as graph leaves (not differentiable).
-        #[derive(Debug)]
-        struct Leaf;
-
-        impl<B: Backend> Backward<B, 0> for Leaf {
-            type State = ();
-
-            fn backward(self, _: Ops<(), 0>, _: &mut Gradients, _: &mut Checkpointer) {}
-        }
-        let leaf = |t: B::FloatTensorPrimitive| Leaf.prepare::<C>([]).compute_bound().stateless(t);
+        // The statistics are graph leaves (not differentiable).
+        let leaf = crate::fastconv::leaf::<B, C>;
 
         match FusedBnBackward.prepare::<C>([x.node(), gamma.node(), beta.node()]).compute_bound().stateful() {
             OpsKind::Tracked(mut prep) => {
@@ -468,15 +460,16 @@ impl<B: Backend + FusedBatchNormOps, C: CheckpointStrategy> FusedBatchNormOps fo
             [dx, d_gamma, d_beta, d_skip]
         }
 
+        /// N = 3 parents (x, gamma, beta) for `relu(bn(x))`, 4 (and skip) for `relu(bn(x) + skip)`.
         #[derive(Debug)]
-        struct BnReluBackward;
+        struct BnReluBackward<const N: usize>;
 
-        impl<B: Backend + FusedBatchNormOps> Backward<B, 3> for BnReluBackward {
+        impl<B: Backend + FusedBatchNormOps, const N: usize> Backward<B, N> for BnReluBackward<N> {
             type State = (NodeId, NodeId, B::FloatTensorPrimitive, B::FloatTensorPrimitive, B::FloatTensorPrimitive, f64);
 
-            fn backward(self, ops: Ops<Self::State, 3>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
+            fn backward(self, ops: Ops<Self::State, N>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
                 let grad = grads.consume::<B>(&ops.node);
-                let all = run_backward::<B>(ops.state, false, grad, checkpointer);
+                let all = run_backward::<B>(ops.state, N == 4, grad, checkpointer);
                 for (parent, g) in ops.parents.iter().zip(all) {
                     if let Some(node) = parent {
                         grads.register::<B>(node.id, g);
@@ -485,64 +478,34 @@ impl<B: Backend + FusedBatchNormOps, C: CheckpointStrategy> FusedBatchNormOps fo
             }
         }
 
-        #[derive(Debug)]
-        struct BnAddReluBackward;
+        // The statistics are graph leaves (not differentiable).
+        let leaf = crate::fastconv::leaf::<B, C>;
 
-        impl<B: Backend + FusedBatchNormOps> Backward<B, 4> for BnAddReluBackward {
-            type State = (NodeId, NodeId, B::FloatTensorPrimitive, B::FloatTensorPrimitive, B::FloatTensorPrimitive, f64);
-
-            fn backward(self, ops: Ops<Self::State, 4>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
-                let grad = grads.consume::<B>(&ops.node);
-                let all = run_backward::<B>(ops.state, true, grad, checkpointer);
-                for (parent, g) in ops.parents.iter().zip(all) {
-                    if let Some(node) = parent {
-                        grads.register::<B>(node.id, g);
+        // One body for both arities: the parents' array fixes N.
+        macro_rules! tracked_op {
+            ($parents:expr, $skip:expr) => {
+                match BnReluBackward.prepare::<C>($parents).compute_bound().stateful() {
+                    OpsKind::Tracked(mut prep) => {
+                        let x_state = prep.checkpoint(&x);
+                        let gamma_state = prep.checkpoint(&gamma);
+                        let (y, mean, variance) =
+                            B::fused_bn_relu_train(x.into_primitive(), gamma.into_primitive(), beta.into_primitive(), $skip, epsilon, with_skip);
+                        let output = prep.finish((x_state, gamma_state, mean.clone(), variance.clone(), y.clone(), epsilon), y);
+                        (output, leaf(mean), leaf(variance))
+                    }
+                    OpsKind::UnTracked(prep) => {
+                        let (y, mean, variance) =
+                            B::fused_bn_relu_train(x.into_primitive(), gamma.into_primitive(), beta.into_primitive(), $skip, epsilon, with_skip);
+                        (prep.finish(y), leaf(mean), leaf(variance))
                     }
                 }
-            }
+            };
         }
-
-        #[derive(Debug)]
-        struct Leaf;
-
-        impl<B: Backend> Backward<B, 0> for Leaf {
-            type State = ();
-
-            fn backward(self, _: Ops<(), 0>, _: &mut Gradients, _: &mut Checkpointer) {}
-        }
-        let leaf = |t: B::FloatTensorPrimitive| Leaf.prepare::<C>([]).compute_bound().stateless(t);
-
         if with_skip {
-            match BnAddReluBackward.prepare::<C>([x.node(), gamma.node(), beta.node(), skip.node()]).compute_bound().stateful() {
-                OpsKind::Tracked(mut prep) => {
-                    let x_state = prep.checkpoint(&x);
-                    let gamma_state = prep.checkpoint(&gamma);
-                    let (y, mean, variance) =
-                        B::fused_bn_relu_train(x.into_primitive(), gamma.into_primitive(), beta.into_primitive(), skip.into_primitive(), epsilon, true);
-                    let output = prep.finish((x_state, gamma_state, mean.clone(), variance.clone(), y.clone(), epsilon), y);
-                    (output, leaf(mean), leaf(variance))
-                }
-                OpsKind::UnTracked(prep) => {
-                    let (y, mean, variance) =
-                        B::fused_bn_relu_train(x.into_primitive(), gamma.into_primitive(), beta.into_primitive(), skip.into_primitive(), epsilon, true);
-                    (prep.finish(y), leaf(mean), leaf(variance))
-                }
-            }
+            tracked_op!([x.node(), gamma.node(), beta.node(), skip.node()], skip.into_primitive())
         } else {
             let skip = skip.into_primitive();
-            match BnReluBackward.prepare::<C>([x.node(), gamma.node(), beta.node()]).compute_bound().stateful() {
-                OpsKind::Tracked(mut prep) => {
-                    let x_state = prep.checkpoint(&x);
-                    let gamma_state = prep.checkpoint(&gamma);
-                    let (y, mean, variance) = B::fused_bn_relu_train(x.into_primitive(), gamma.into_primitive(), beta.into_primitive(), skip, epsilon, false);
-                    let output = prep.finish((x_state, gamma_state, mean.clone(), variance.clone(), y.clone(), epsilon), y);
-                    (output, leaf(mean), leaf(variance))
-                }
-                OpsKind::UnTracked(prep) => {
-                    let (y, mean, variance) = B::fused_bn_relu_train(x.into_primitive(), gamma.into_primitive(), beta.into_primitive(), skip, epsilon, false);
-                    (prep.finish(y), leaf(mean), leaf(variance))
-                }
-            }
+            tracked_op!([x.node(), gamma.node(), beta.node()], skip)
         }
     }
 

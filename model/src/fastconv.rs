@@ -335,18 +335,25 @@ impl<B: Backend + Conv3x3Ops, C: CheckpointStrategy> Conv3x3Ops for Autodiff<B, 
     }
 
     fn conv3x3_weight_grad(x: FloatTensor<Self>, grad_out: FloatTensor<Self>) -> FloatTensor<Self> {
-        // Not differentiable: wrap the result as a graph leaf (no parents, nothing tracked).
-        #[derive(Debug)]
-        struct Leaf;
-
-        impl<B: Backend> Backward<B, 0> for Leaf {
-            type State = ();
-
-            fn backward(self, _: Ops<(), 0>, _: &mut Gradients, _: &mut Checkpointer) {}
-        }
-
-        Leaf.prepare::<C>([]).compute_bound().stateless(B::conv3x3_weight_grad(x.into_primitive(), grad_out.into_primitive()))
+        // Not differentiable: the result is a graph leaf.
+        leaf::<B, C>(B::conv3x3_weight_grad(x.into_primitive(), grad_out.into_primitive()))
     }
+}
+
+/// A tensor computed by one of this crate's autodiff ops that no gradient flows through
+/// (weight gradients, batch statistics, saved log-sum-exps): a graph leaf, no parents,
+/// nothing tracked.
+pub(crate) fn leaf<B: Backend, C: CheckpointStrategy>(t: B::FloatTensorPrimitive) -> FloatTensor<Autodiff<B, C>> {
+    #[derive(Debug)]
+    struct Leaf;
+
+    impl<B: Backend> Backward<B, 0> for Leaf {
+        type State = ();
+
+        fn backward(self, _: Ops<(), 0>, _: &mut Gradients, _: &mut Checkpointer) {}
+    }
+
+    Leaf.prepare::<C>([]).compute_bound().stateless(t)
 }
 
 #[cfg(test)]

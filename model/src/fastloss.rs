@@ -202,15 +202,8 @@ impl<B: Backend + PolicyLossOps, C: CheckpointStrategy> PolicyLossOps for Autodi
             }
         }
 
-        #[derive(Debug)]
-        struct Leaf;
-
-        impl<B: Backend> Backward<B, 0> for Leaf {
-            type State = ();
-
-            fn backward(self, _: Ops<(), 0>, _: &mut Gradients, _: &mut Checkpointer) {}
-        }
-        let leaf = |t: B::FloatTensorPrimitive| Leaf.prepare::<C>([]).compute_bound().stateless(t);
+        // The log-sum-exps and the target mass are graph leaves (not differentiable).
+        let leaf = crate::fastconv::leaf::<B, C>;
 
         // Target and mask are data: their graph nodes are not followed.
         let (target, mask) = (target.into_primitive(), mask.into_primitive());
