@@ -11,8 +11,9 @@
 #   (1,16,64,256; on a GPU 64,256,1024,4096), TRAIN_BATCH (a comma list: 256; on a GPU
 #   256,1024), BENCH_SECONDS (3 per measurement), PLANES (100), POLICY_PLANES (140),
 #   TORCH_FOLDED=1 adds a torch.jit.freeze (BN folded) column, ROUNDS (1): repeat the
-#   whole alternation and report medians (single runs on a shared VM vary up to 2x). PyTorch: the venv below,
-#   else a python3 that already has torch (the GPU machine's image), else pip installs it.
+#   whole alternation and report medians (single runs on a shared VM vary up to 2x).
+#   PyTorch: the venv below, else a python3 that already has torch (the GPU machine's
+#   image), else pip installs it.
 # Placeholder encoding sizes: 100 input planes, 140 policy planes, 9x9 board.
 set -euo pipefail
 

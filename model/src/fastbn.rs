@@ -286,10 +286,7 @@ impl FusedBatchNormOps for Flex {
             return (r.output, r.mean, r.variance);
         }
         let (b, c, s) = dims(&x);
-        let shape = {
-            let sh = x.layout().shape();
-            (0..sh.num_dims()).map(|i| sh[i]).collect::<Vec<usize>>()
-        };
+        let shape = shape_of(&x);
         let (y, mean, var) = bn_forward(&f32_data(&x), &f32_data(&gamma), &f32_data(&beta), Tail::None, b, c, s, epsilon);
         (flex_f32(y, shape), flex_f32(mean, vec![c]), flex_f32(var, vec![c]))
     }
@@ -307,10 +304,7 @@ impl FusedBatchNormOps for Flex {
             return (r.x_grad, r.gamma_grad, r.beta_grad);
         }
         let (b, c, s) = dims(&x);
-        let shape = {
-            let sh = x.layout().shape();
-            (0..sh.num_dims()).map(|i| sh[i]).collect::<Vec<usize>>()
-        };
+        let shape = shape_of(&x);
         let (dx, dg, db, _) =
             bn_backward(&f32_data(&x), &f32_data(&grad), None, false, &f32_data(&gamma), &f32_data(&mean), &f32_data(&variance), b, c, s, epsilon);
         (flex_f32(dx, shape), flex_f32(dg, vec![c]), flex_f32(db, vec![c]))
@@ -445,21 +439,6 @@ impl<B: Backend + FusedBatchNormOps, C: CheckpointStrategy> FusedBatchNormOps fo
         // x and gamma are checkpointed; the statistics and the output (its ReLU mask) come
         // along as computed (the output is shared, not copied).
 
-        /// The fused backward: gradients of x, gamma, beta and skip (empty without one).
-        #[allow(clippy::type_complexity)]
-        fn run_backward<B: Backend + FusedBatchNormOps>(
-            state: (NodeId, NodeId, B::FloatTensorPrimitive, B::FloatTensorPrimitive, B::FloatTensorPrimitive, f64),
-            with_skip: bool,
-            grad: B::FloatTensorPrimitive,
-            checkpointer: &mut Checkpointer,
-        ) -> [B::FloatTensorPrimitive; 4] {
-            let (x_state, gamma_state, mean, variance, output, epsilon) = state;
-            let x = checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(x_state);
-            let gamma = checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(gamma_state);
-            let (dx, d_gamma, d_beta, d_skip) = B::fused_bn_relu_backward(x, gamma, mean, variance, output, epsilon, with_skip, grad);
-            [dx, d_gamma, d_beta, d_skip]
-        }
-
         /// N = 3 parents (x, gamma, beta) for `relu(bn(x))`, 4 (and skip) for `relu(bn(x) + skip)`.
         #[derive(Debug)]
         struct BnReluBackward<const N: usize>;
@@ -469,8 +448,12 @@ impl<B: Backend + FusedBatchNormOps, C: CheckpointStrategy> FusedBatchNormOps fo
 
             fn backward(self, ops: Ops<Self::State, N>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
                 let grad = grads.consume::<B>(&ops.node);
-                let all = run_backward::<B>(ops.state, N == 4, grad, checkpointer);
-                for (parent, g) in ops.parents.iter().zip(all) {
+                let (x_state, gamma_state, mean, variance, output, epsilon) = ops.state;
+                let x = checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(x_state);
+                let gamma = checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(gamma_state);
+                let (dx, d_gamma, d_beta, d_skip) = B::fused_bn_relu_backward(x, gamma, mean, variance, output, epsilon, N == 4, grad);
+                // The skip's gradient (empty without a skip) goes to the fourth parent, if any.
+                for (parent, g) in ops.parents.iter().zip([dx, d_gamma, d_beta, d_skip]) {
                     if let Some(node) = parent {
                         grads.register::<B>(node.id, g);
                     }

@@ -84,11 +84,7 @@ impl ConvBn {
     }
 
     fn conv_with(&self, x: Tensor<4>, fast: bool) -> Tensor<4> {
-        match self.conv.kernel_size {
-            [3, 3] if fast => crate::fastconv::conv3x3(x, self.conv.weight.val()),
-            [1, 1] if fast && crate::fastconv::is_flex(&x.device()) => crate::fastconv::conv1x1(x, self.conv.weight.val(), None),
-            _ => self.conv.forward(x),
-        }
+        conv_with(&self.conv, x, fast)
     }
 
     /// Batch norm in training mode (batch statistics) on burn-flex, where the fused kernels
@@ -108,6 +104,18 @@ impl ConvBn {
         let running_var = bn.running_var.value_sync().to_device(&device).mul_scalar(1.0 - m).add(variance.detach().mul_scalar(m));
         bn.running_mean.update(running_mean.detach());
         bn.running_var.update(running_var.detach());
+    }
+}
+
+/// `conv.forward(x)` (this network's convolutions: 3x3 "same" without bias, 1x1 with or
+/// without) through this crate's kernels when `fast`: [`crate::fastconv::conv3x3`] for 3x3
+/// kernels, [`crate::fastconv::conv1x1`] for 1x1 kernels on burn-flex; burn's conv2d
+/// otherwise.
+fn conv_with(conv: &Conv2d, x: Tensor<4>, fast: bool) -> Tensor<4> {
+    match conv.kernel_size {
+        [3, 3] if fast && conv.bias.is_none() => crate::fastconv::conv3x3(x, conv.weight.val()),
+        [1, 1] if fast && crate::fastconv::is_flex(&x.device()) => crate::fastconv::conv1x1(x, conv.weight.val(), conv.bias.as_ref().map(|b| b.val())),
+        _ => conv.forward(x),
     }
 }
 
@@ -235,13 +243,7 @@ impl Net {
         let x = self.trunk_with(input, fast);
 
         let p = self.policy.conv.forward_relu(x.clone(), None, fast);
-        let out = &self.policy.out;
-        let policy = if fast && crate::fastconv::is_flex(&p.device()) {
-            crate::fastconv::conv1x1(p, out.weight.val(), out.bias.as_ref().map(|b| b.val()))
-        } else {
-            out.forward(p)
-        };
-        let policy = policy.reshape([batch, self.config.policy_len()]);
+        let policy = conv_with(&self.policy.out, p, fast).reshape([batch, self.config.policy_len()]);
 
         let v = self.value.conv.forward_relu(x, None, fast);
         let v = v.reshape([batch, self.config.value_head_channels * self.config.squares()]);

@@ -9,6 +9,7 @@
 //! F(2x2, 3x3) only adds and halves in its transforms, so it stays accurate in f32.
 
 use crate::kernels::sized;
+use rayon::prelude::*;
 
 /// Tiles per chunk (transformed input and product buffers: `16 * TILES * C` floats each;
 /// 32, 64, 128, 200 measured within noise on 6x64).
@@ -33,10 +34,9 @@ impl WinogradConv {
         assert_eq!(weight.len(), 9 * c_in * c_out);
         let mut u = vec![0.0; 16 * c_in * c_out];
         // One task per transformed position (xi, nu): U[xi][nu] = Σ_ij G[xi][i]·G[nu][j]·g_ij,
-        // as axpy rows over c_out. Training transforms the filters twice per convolution
-        // per step, on the calling thread before this was parallel. The coefficients are
-        // powers of two, so the products are exact and the sum keeps the order it had.
-        use rayon::prelude::*;
+        // as axpy rows over c_out. Parallel because training transforms the filters twice
+        // per convolution per step, on the calling thread. The coefficients are powers of
+        // two, so the products are exact.
         u.par_chunks_mut((c_in * c_out).max(1)).enumerate().for_each(|(pos, plane)| {
             let (xi, nu) = (pos / 4, pos % 4);
             for ci in 0..c_in {

@@ -123,6 +123,7 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     println!("written: {}, {}, {}", dir.join("ladder.tsv").display(), plots.join("ladder.svg").display(), plots.join("ladder-cpu.svg").display());
     Ok(rungs)
 }
+
 /// A ladder rated before the run had its latest generations (or with other players)
 /// cannot be extended in place: its games are kept in `ladder-N/` and a new ladder starts.
 /// Other differences (rounds) are the tournament's own business: it extends or refuses.

@@ -19,12 +19,12 @@
 
 use std::time::Instant;
 
+use model::{init_cpu_threads, DeviceSpec, InferenceNet, Net, NetConfig, TrainBatch, TrainConfig, TrainStep};
+use rand::{Rng, SeedableRng};
+
 // As `copper` (cli/src/main.rs), so that the benchmark measures what training runs.
 #[global_allocator]
 static ALLOCATOR: model::allocator::MiMalloc = model::allocator::MiMalloc;
-
-use model::{init_cpu_threads, DeviceSpec, InferenceNet, Net, NetConfig, TrainBatch, TrainConfig, TrainStep};
-use rand::{Rng, SeedableRng};
 
 struct Args {
     threads: usize,
