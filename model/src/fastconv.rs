@@ -15,6 +15,11 @@
 //! - weight gradient: `dW = im2col(x)^T @ dy` ([`crate::kernels`] im2col tiles), accumulated
 //!   per thread over image groups.
 //!
+//! The kernels compute on channels-last rows. Either side of the op may already be
+//! channels-last ([`ImageLayout::Nhwc`]): the training network keeps its whole tower so
+//! ([`conv3x3_layout`]) and converts nothing between convolutions; NCHW sides are converted
+//! per image group.
+//!
 //! Only burn-flex (and autodiff over it) implements the extension; [`conv3x3`] falls back to
 //! burn's conv2d on every other device (GPU).
 
@@ -33,26 +38,68 @@ use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
 use crate::kernels::{conv_all, im2col3x3, sized, with_cols, ConvWeights};
-use crate::winograd::{conv3x3_winograd, WinogradConv, WinogradScratch};
+use crate::winograd::{conv3x3_winograd, conv3x3_winograd_into, WinogradConv, WinogradScratch};
+
+/// How an image batch is laid out: channels first (`[B, C, H, W]`, burn's convention) or
+/// channels last (`[B, H, W, C]`: each square's channels together, the rows the kernels
+/// compute on, so a tower kept channels-last converts nothing between its convolutions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageLayout {
+    /// `[B, C, H, W]`.
+    Nchw,
+    /// `[B, H, W, C]`.
+    Nhwc,
+}
+
+impl ImageLayout {
+    /// `(batch, channels, height, width)` of a tensor shape in this layout.
+    fn bchw(self, [d0, d1, d2, d3]: [usize; 4]) -> [usize; 4] {
+        match self {
+            ImageLayout::Nchw => [d0, d1, d2, d3],
+            ImageLayout::Nhwc => [d0, d3, d1, d2],
+        }
+    }
+
+    /// The tensor shape of a `(batch, channels, height, width)` batch in this layout.
+    fn shape(self, [b, c, h, w]: [usize; 4]) -> Vec<usize> {
+        match self {
+            ImageLayout::Nchw => vec![b, c, h, w],
+            ImageLayout::Nhwc => vec![b, h, w, c],
+        }
+    }
+}
 
 /// 3x3 "same" convolution without bias, with its own backward pass on burn-flex.
 #[backend_extension(Flex, Autodiff)]
 pub trait Conv3x3Ops: Backend {
-    /// `x [B, C, H, W]`, `weight [O, C, 3, 3]` -> `[B, O, H, W]`; stride 1, zero padding 1.
-    fn conv3x3(x: FloatTensor<Self>, weight: FloatTensor<Self>) -> FloatTensor<Self>;
+    /// `x` (`from` layout, `C` channels), `weight [O, C, 3, 3]` -> the convolution in the
+    /// `to` layout (`O` channels); stride 1, zero padding 1.
+    fn conv3x3(x: FloatTensor<Self>, weight: FloatTensor<Self>, from: ImageLayout, to: ImageLayout) -> FloatTensor<Self>;
 
-    /// Gradient of [`conv3x3`](Self::conv3x3) with respect to the weight:
-    /// `x [B, C, H, W]`, `grad_out [B, O, H, W]` -> `[O, C, 3, 3]`. Not differentiable.
-    fn conv3x3_weight_grad(x: FloatTensor<Self>, grad_out: FloatTensor<Self>) -> FloatTensor<Self>;
+    /// Gradient of [`conv3x3`](Self::conv3x3) with respect to the weight: `x` in `from`
+    /// layout, `grad_out` in `to` layout -> `[O, C, 3, 3]`. Not differentiable.
+    fn conv3x3_weight_grad(x: FloatTensor<Self>, grad_out: FloatTensor<Self>, from: ImageLayout, to: ImageLayout) -> FloatTensor<Self>;
 }
 
 /// `conv3x3(x, weight)` on tensors: the extension on burn-flex devices, burn's conv2d with
 /// padding 1 elsewhere. `x [B, C, H, W]`, `weight [O, C, 3, 3]` -> `[B, O, H, W]`.
 pub fn conv3x3(x: Tensor<4>, weight: Tensor<4>) -> Tensor<4> {
+    conv3x3_layout(x, weight, ImageLayout::Nchw, ImageLayout::Nchw)
+}
+
+/// [`conv3x3`] from a batch in layout `from` to one in layout `to`: the extension on
+/// burn-flex devices, burn's conv2d between permutations elsewhere.
+pub fn conv3x3_layout(x: Tensor<4>, weight: Tensor<4>, from: ImageLayout, to: ImageLayout) -> Tensor<4> {
     if is_flex(&x.device()) {
-        Tensor::from_dispatch(<Dispatch as Conv3x3Ops>::conv3x3(x.into_dispatch(), weight.into_dispatch()))
+        Tensor::from_dispatch(<Dispatch as Conv3x3Ops>::conv3x3(x.into_dispatch(), weight.into_dispatch(), from, to))
     } else {
-        burn::tensor::module::conv2d(x, weight, None, same_padding())
+        let x = if from == ImageLayout::Nhwc { x.permute([0, 3, 1, 2]) } else { x };
+        let y = burn::tensor::module::conv2d(x, weight, None, same_padding());
+        if to == ImageLayout::Nhwc {
+            y.permute([0, 2, 3, 1])
+        } else {
+            y
+        }
     }
 }
 
@@ -147,12 +194,14 @@ pub(crate) fn flex_f32(values: Vec<f32>, shape: Vec<usize>) -> FlexTensor {
     FlexTensor::new(Bytes::from_elems(values), Layout::contiguous(Shape::from(shape)), DType::F32)
 }
 
-/// Forward kernel on NCHW buffers: `x [b, c, h*w]`, weight matrix `[9c, o]`.
-fn conv3x3_nchw(x: &[f32], wm: &[f32], b: usize, c: usize, o: usize, h: usize, w: usize) -> Vec<f32> {
+/// Forward kernel: `x` (`b` images of `c` channels in layout `from`), weight matrix
+/// `[9c, o]` -> `b` images of `o` channels in layout `to`.
+#[allow(clippy::too_many_arguments)]
+fn conv3x3_kernel(x: &[f32], wm: &[f32], b: usize, c: usize, o: usize, h: usize, w: usize, from: ImageLayout, to: ImageLayout) -> Vec<f32> {
     let s = h * w;
     let n = b * o * s;
-    // Written whole by from_rows below, so not zero-filled first (a memset of every
-    // activation was 5% of a training step).
+    // Written whole below, so not zero-filled first (a memset of every activation was 5%
+    // of a training step).
     let mut out: Vec<f32> = Vec::with_capacity(n);
     let g = group_size(b);
     let threads = rayon::current_num_threads().max(1);
@@ -160,30 +209,52 @@ fn conv3x3_nchw(x: &[f32], wm: &[f32], b: usize, c: usize, o: usize, h: usize, w
         // Few images: the Winograd filter transform would not pay off and whole-image groups
         // would leave threads idle; im2col with the rows split across threads instead.
         let weights = ConvWeights { c_in: c, c_out: o, kernel: 3, weight: wm, bias: None };
-        let mut rows_in = vec![0.0; b * s * c];
-        to_rows(x, c, s, &mut rows_in);
+        let mut buf = Vec::new();
+        let rows_in = rows_of(x, c, s, from, &mut buf);
         let mut rows_out = vec![0.0; b * s * o];
-        conv_all(weights, &rows_in, h, w, &mut rows_out, None, false, true);
+        conv_all(weights, rows_in, h, w, &mut rows_out, None, false, true);
+        if to == ImageLayout::Nhwc {
+            return rows_out;
+        }
         from_rows(&rows_out, o, s, &mut out.spare_capacity_mut()[..n]);
     } else {
         let conv = WinogradConv::new(c, o, wm, &vec![0.0; o]);
+        // Each image is contiguous in both layouts, so groups of whole images split both.
         x.par_chunks(g * c * s).zip(out.spare_capacity_mut()[..n].par_chunks_mut(g * o * s)).for_each_init(
             || (Vec::new(), Vec::new(), WinogradScratch::default()),
             |(rows_in, rows_out, scratch), (xg, og)| {
                 let n = xg.len() / (c * s);
-                let rows_in = sized(rows_in, n * s * c);
-                to_rows(xg, c, s, rows_in);
-                let rows_out = sized(rows_out, n * s * o);
-                conv3x3_winograd(&conv, rows_in, n, h, w, rows_out, None, false, scratch);
-                from_rows(rows_out, o, s, og);
+                let input = rows_of(xg, c, s, from, rows_in);
+                match to {
+                    ImageLayout::Nhwc => conv3x3_winograd_into(&conv, input, n, h, w, og, None, false, scratch),
+                    ImageLayout::Nchw => {
+                        let rows_out = sized(rows_out, n * s * o);
+                        conv3x3_winograd(&conv, input, n, h, w, rows_out, None, false, scratch);
+                        from_rows(rows_out, o, s, og);
+                    }
+                }
             },
         );
     }
-    // SAFETY: from_rows wrote all n elements: the chunks of x (g images of c·s) and of the
-    // output (g images of o·s) pair up one to one over the b images, and from_rows asserts
-    // that it writes the whole of each output chunk.
+    // SAFETY: every element was written: the chunks of x (g images of c·s) and of the
+    // output (g images of o·s) pair up one to one over the b images, and each output chunk
+    // is written whole, by conv3x3_winograd_into (which writes all of its n·s·o outputs)
+    // or by from_rows (which asserts that it writes its whole destination).
     unsafe { out.set_len(n) };
     out
+}
+
+/// Images `[n, ...]` of `c` channels and `s` squares as channels-last rows `[n * s, c]`:
+/// the slice itself when it is already channels-last, else converted into `buf`.
+fn rows_of<'a>(x: &'a [f32], c: usize, s: usize, layout: ImageLayout, buf: &'a mut Vec<f32>) -> &'a [f32] {
+    match layout {
+        ImageLayout::Nhwc => x,
+        ImageLayout::Nchw => {
+            let rows = sized(buf, x.len());
+            to_rows(x, c, s, rows);
+            rows
+        }
+    }
 }
 
 /// Rows per im2col tile of the weight gradient: a whole group of 4 images of 9x9 (324) in
@@ -191,8 +262,10 @@ fn conv3x3_nchw(x: &[f32], wm: &[f32], b: usize, c: usize, o: usize, h: usize, w
 /// written once per group.
 const WGRAD_TILE_ROWS: usize = 4 * 81;
 
-/// Weight-gradient kernel: `x [b, c, s]`, `dy [b, o, s]` -> `dW` matrix `[9c, o]`.
-fn weight_grad_nchw(x: &[f32], dy: &[f32], b: usize, c: usize, o: usize, h: usize, w: usize) -> Vec<f32> {
+/// Weight-gradient kernel: `x` (`b` images of `c` channels, layout `from`), `dy` (`o`
+/// channels, layout `to`) -> `dW` matrix `[9c, o]`.
+#[allow(clippy::too_many_arguments)]
+fn weight_grad_kernel(x: &[f32], dy: &[f32], b: usize, c: usize, o: usize, h: usize, w: usize, from: ImageLayout, to: ImageLayout) -> Vec<f32> {
     let s = h * w;
     let g = group_size(b);
     let k = 9 * c;
@@ -201,18 +274,17 @@ fn weight_grad_nchw(x: &[f32], dy: &[f32], b: usize, c: usize, o: usize, h: usiz
         .fold(
             || (vec![0.0f32; k * o], Vec::new(), Vec::new()),
             |(mut acc, mut xr, mut dr), (xg, dg)| {
-                let n = xg.len() / (c * s);
-                let rows = n * s;
-                to_rows(xg, c, s, sized(&mut xr, rows * c));
-                to_rows(dg, o, s, sized(&mut dr, rows * o));
+                let rows = xg.len() / c;
+                let x_rows = rows_of(xg, c, s, from, &mut xr);
+                let dy_rows = rows_of(dg, o, s, to, &mut dr);
                 with_cols(|cols| {
                     let mut done = 0;
                     while done < rows {
                         let t = WGRAD_TILE_ROWS.min(rows - done);
                         let tile = sized(cols, t * k);
-                        im2col3x3(&xr[..rows * c], c, h, w, done, t, tile);
+                        im2col3x3(x_rows, c, h, w, done, t, tile);
                         // acc[k, o] += tile^T [k, t] @ dy_rows[t, o]
-                        matmul_acc_lhs_t(k, o, t, &mut acc, tile, &dr[done * o..(done + t) * o]);
+                        matmul_acc_lhs_t(k, o, t, &mut acc, tile, &dy_rows[done * o..(done + t) * o]);
                         done += t;
                     }
                 });
@@ -262,27 +334,32 @@ fn matmul_acc_lhs_t(m: usize, n: usize, k: usize, dst: &mut [f32], lhs_t: &[f32]
 }
 
 impl Conv3x3Ops for Flex {
-    fn conv3x3(x: FlexTensor, weight: FlexTensor) -> FlexTensor {
+    fn conv3x3(x: FlexTensor, weight: FlexTensor, from: ImageLayout, to: ImageLayout) -> FlexTensor {
         if x.dtype() != DType::F32 || weight.dtype() != DType::F32 {
-            return <Flex as ModuleOps<Flex>>::conv2d(x, weight, None, same_padding());
+            // Not a training dtype of this crate; burn's conv2d, between permutations.
+            let x = if from == ImageLayout::Nhwc { x.permute(&[0, 3, 1, 2]) } else { x };
+            let y = <Flex as ModuleOps<Flex>>::conv2d(x, weight, None, same_padding());
+            return if to == ImageLayout::Nhwc { y.permute(&[0, 2, 3, 1]) } else { y };
         }
-        let [b, c, h, w] = dims4(&x);
+        let [b, c, h, w] = from.bchw(dims4(&x));
         let [o, c2, kh, kw] = dims4(&weight);
         assert!(c == c2 && kh == 3 && kw == 3, "conv3x3: weight must be [O, C, 3, 3]");
         let wm = weight_matrix(&f32_data(&weight), o, c);
-        let out = conv3x3_nchw(&f32_data(&x), &wm, b, c, o, h, w);
-        flex_f32(out, vec![b, o, h, w])
+        let out = conv3x3_kernel(&f32_data(&x), &wm, b, c, o, h, w, from, to);
+        flex_f32(out, to.shape([b, o, h, w]))
     }
 
-    fn conv3x3_weight_grad(x: FlexTensor, grad_out: FlexTensor) -> FlexTensor {
-        let [b, c, h, w] = dims4(&x);
-        let [b2, o, h2, w2] = dims4(&grad_out);
+    fn conv3x3_weight_grad(x: FlexTensor, grad_out: FlexTensor, from: ImageLayout, to: ImageLayout) -> FlexTensor {
+        let [b, c, h, w] = from.bchw(dims4(&x));
+        let [b2, o, h2, w2] = to.bchw(dims4(&grad_out));
         assert!(b == b2 && h == h2 && w == w2, "conv3x3_weight_grad: shape mismatch");
         if x.dtype() != DType::F32 || grad_out.dtype() != DType::F32 {
+            let x = if from == ImageLayout::Nhwc { x.permute(&[0, 3, 1, 2]) } else { x };
+            let grad_out = if to == ImageLayout::Nhwc { grad_out.permute(&[0, 3, 1, 2]) } else { grad_out };
             let weight = FlexTensor::zeros(Shape::from(vec![o, c, 3, 3]), x.dtype());
             return <Flex as ModuleOps<Flex>>::conv2d_weight_backward(x, weight, grad_out, same_padding());
         }
-        let dwm = weight_grad_nchw(&f32_data(&x), &f32_data(&grad_out), b, c, o, h, w);
+        let dwm = weight_grad_kernel(&f32_data(&x), &f32_data(&grad_out), b, c, o, h, w, from, to);
         // [9C, O] (row tap * C + c) -> [O, C, 3, 3], written sequentially.
         let mut dw = vec![0.0; o * c * 9];
         for (i, d) in dw.iter_mut().enumerate() {
@@ -300,26 +377,27 @@ fn dims4(t: &FlexTensor) -> [usize; 4] {
 }
 
 impl<B: Backend + Conv3x3Ops, C: CheckpointStrategy> Conv3x3Ops for Autodiff<B, C> {
-    fn conv3x3(x: FloatTensor<Self>, weight: FloatTensor<Self>) -> FloatTensor<Self> {
+    fn conv3x3(x: FloatTensor<Self>, weight: FloatTensor<Self>, from: ImageLayout, to: ImageLayout) -> FloatTensor<Self> {
         #[derive(Debug)]
         struct Conv3x3Backward;
 
         impl<B: Backend + Conv3x3Ops> Backward<B, 2> for Conv3x3Backward {
-            type State = (NodeId, NodeId);
+            type State = (NodeId, NodeId, ImageLayout, ImageLayout);
 
             fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, checkpointer: &mut Checkpointer) {
                 let [node_x, node_w] = ops.parents;
                 let grad = grads.consume::<B>(&ops.node);
-                let (x_state, w_state) = ops.state;
+                let (x_state, w_state, from, to) = ops.state;
                 let x = checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(x_state);
                 let w = checkpointer.retrieve_node_output::<B::FloatTensorPrimitive>(w_state);
                 if let Some(node) = node_x {
-                    // dx = conv3x3(dy, rotate180(W) with C and O swapped)
+                    // dx = conv3x3(dy, rotate180(W) with C and O swapped), from the output's
+                    // layout back to the input's.
                     let w_t = B::float_swap_dims(B::float_flip(w, &[2, 3]), 0, 1);
-                    grads.register::<B>(node.id, B::conv3x3(grad.clone(), w_t));
+                    grads.register::<B>(node.id, B::conv3x3(grad.clone(), w_t, to, from));
                 }
                 if let Some(node) = node_w {
-                    grads.register::<B>(node.id, B::conv3x3_weight_grad(x, grad));
+                    grads.register::<B>(node.id, B::conv3x3_weight_grad(x, grad, from, to));
                 }
             }
         }
@@ -328,15 +406,15 @@ impl<B: Backend + Conv3x3Ops, C: CheckpointStrategy> Conv3x3Ops for Autodiff<B, 
             OpsKind::Tracked(mut prep) => {
                 let x_state = prep.checkpoint(&x);
                 let w_state = prep.checkpoint(&weight);
-                prep.finish((x_state, w_state), B::conv3x3(x.into_primitive(), weight.into_primitive()))
+                prep.finish((x_state, w_state, from, to), B::conv3x3(x.into_primitive(), weight.into_primitive(), from, to))
             }
-            OpsKind::UnTracked(prep) => prep.finish(B::conv3x3(x.into_primitive(), weight.into_primitive())),
+            OpsKind::UnTracked(prep) => prep.finish(B::conv3x3(x.into_primitive(), weight.into_primitive(), from, to)),
         }
     }
 
-    fn conv3x3_weight_grad(x: FloatTensor<Self>, grad_out: FloatTensor<Self>) -> FloatTensor<Self> {
+    fn conv3x3_weight_grad(x: FloatTensor<Self>, grad_out: FloatTensor<Self>, from: ImageLayout, to: ImageLayout) -> FloatTensor<Self> {
         // Not differentiable: the result is a graph leaf.
-        leaf::<B, C>(B::conv3x3_weight_grad(x.into_primitive(), grad_out.into_primitive()))
+        leaf::<B, C>(B::conv3x3_weight_grad(x.into_primitive(), grad_out.into_primitive(), from, to))
     }
 }
 
@@ -389,6 +467,52 @@ mod tests {
         let xt = random([7, 4, 5, 6], &d).swap_dims(1, 2);
         let diff = max_abs_diff(&to_vec(conv3x3(xt.clone(), w.clone())), &to_vec(reference(xt, w)));
         assert!(diff < 1e-4, "{diff}");
+    }
+
+    /// `x` in `layout` (from an NCHW tensor).
+    fn laid_out(x: Tensor<4>, layout: ImageLayout) -> Tensor<4> {
+        match layout {
+            ImageLayout::Nchw => x,
+            ImageLayout::Nhwc => x.permute([0, 2, 3, 1]),
+        }
+    }
+
+    #[test]
+    fn every_pair_of_layouts_computes_burns_convolution() {
+        use ImageLayout::{Nchw, Nhwc};
+        let d = cpu_device();
+        // 1 image: the im2col path; 7: Winograd on uneven groups. A non-square board.
+        for b in [1, 7] {
+            let x = random([b, 5, 4, 6], &d);
+            let w = random([3, 5, 3, 3], &d);
+            let want = reference(x.clone(), w.clone());
+            for (from, to) in [(Nchw, Nhwc), (Nhwc, Nhwc), (Nhwc, Nchw)] {
+                // A contiguous copy, so the channels-last input is read as channels-last
+                // memory, not as a permuted view of NCHW memory.
+                let input = Tensor::<4>::from_data(laid_out(x.clone(), from).into_data(), &d);
+                let got = conv3x3_layout(input, w.clone(), from, to);
+                let diff = max_abs_diff(&to_vec(got), &to_vec(laid_out(want.clone(), to)));
+                assert!(diff < 1e-4, "b {b}, {from:?} -> {to:?}: {diff}");
+            }
+        }
+    }
+
+    #[test]
+    fn channels_last_gradients_match_burn_conv2d() {
+        let d = cpu_train_device();
+        let x = random([5, 4, 3, 5], &d).require_grad();
+        let w = random([6, 4, 3, 3], &d).require_grad();
+        let r = random([5, 6, 3, 5], &d);
+
+        // x -> channels-last -> conv -> channels-last output, weighted by r (made channels-last).
+        let x_nhwc = x.clone().permute([0, 2, 3, 1]);
+        let y = conv3x3_layout(x_nhwc, w.clone(), ImageLayout::Nhwc, ImageLayout::Nhwc);
+        let g_fast = (y * r.clone().permute([0, 2, 3, 1])).sum().backward();
+        let g_ref = (reference(x.clone(), w.clone()) * r).sum().backward();
+
+        let dx = max_abs_diff(&to_vec(x.grad(&g_fast).unwrap()), &to_vec(x.grad(&g_ref).unwrap()));
+        let dw = max_abs_diff(&to_vec(w.grad(&g_fast).unwrap()), &to_vec(w.grad(&g_ref).unwrap()));
+        assert!(dx < 1e-3 && dw < 1e-3, "dx {dx}, dw {dw}");
     }
 
     #[test]

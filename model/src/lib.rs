@@ -11,6 +11,7 @@
 //! - [`TrainStep`]: one AdamW step on a batch, for benchmarks and tests.
 
 pub mod allocator;
+mod bn_rows;
 pub mod config;
 pub mod device;
 pub mod device_net;

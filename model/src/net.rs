@@ -26,6 +26,7 @@ use burn::tensor::activation::relu;
 use burn::tensor::{Device, Tensor};
 
 use crate::config::{ConfigError, NetConfig};
+use crate::fastconv::ImageLayout;
 
 /// Convolution without bias followed by batch norm. Input and output `[B, C, H, W]`.
 #[derive(Module, Debug)]
@@ -87,6 +88,17 @@ impl ConvBn {
         conv_with(&self.conv, x, fast)
     }
 
+    /// [`forward_relu`](Self::forward_relu) on the channels-last training path: `x` in
+    /// layout `from` (channels-last except the stem's input), the output channels-last,
+    /// `[B, H, W, c_out]`; `skip` channels-last. Only where [`Net::channels_last_applies`].
+    fn forward_relu_channels_last(&self, x: Tensor<4>, from: ImageLayout, skip: Option<Tensor<4>>) -> Tensor<4> {
+        let y = conv_channels_last(&self.conv, x, from);
+        let bn = &self.bn;
+        let r = crate::fastbn::batch_norm_relu_train_layout(y, bn.gamma.val(), bn.beta.val(), skip, bn.epsilon, ImageLayout::Nhwc);
+        self.update_running_stats(r.mean, r.variance);
+        r.output
+    }
+
     /// Batch norm in training mode (batch statistics) on burn-flex, where the fused kernels
     /// of [`crate::fastbn`] exist.
     fn fused_bn_applies(&self, y: &Tensor<4>) -> bool {
@@ -119,6 +131,27 @@ fn conv_with(conv: &Conv2d, x: Tensor<4>, fast: bool) -> Tensor<4> {
     }
 }
 
+/// `conv.forward(x)` on channels-last batches: `x` in layout `from` (`[B, H, W, C]` when
+/// channels-last), the output `[B, H, W, O]`. 3x3 kernels (no bias) through
+/// [`crate::fastconv::conv3x3_layout`]; 1x1 kernels, from channels-last only, as the batched
+/// matrix product `x [B, H·W, C] · Wᵀ [1, C, O]` (+ bias).
+fn conv_channels_last(conv: &Conv2d, x: Tensor<4>, from: ImageLayout) -> Tensor<4> {
+    match conv.kernel_size {
+        [3, 3] if conv.bias.is_none() => crate::fastconv::conv3x3_layout(x, conv.weight.val(), from, ImageLayout::Nhwc),
+        [1, 1] if from == ImageLayout::Nhwc => {
+            let [b, h, w, c] = x.dims();
+            let [o, _, _, _] = conv.weight.dims();
+            let y = x.reshape([b, h * w, c]).matmul(conv.weight.val().reshape([1, o, c]).swap_dims(1, 2));
+            let y = match &conv.bias {
+                Some(bias) => y + bias.val().reshape([1, 1, o]),
+                None => y,
+            };
+            y.reshape([b, h, w, o])
+        }
+        _ => panic!("conv_channels_last: only 3x3 convolutions without bias and 1x1 convolutions from channels-last batches"),
+    }
+}
+
 /// Residual block: `ReLU(x + BN(conv(ReLU(BN(conv(x))))))`, `[B, C, H, W]` throughout.
 #[derive(Module, Debug)]
 pub struct ResBlock {
@@ -137,6 +170,12 @@ impl ResBlock {
     fn forward_with(&self, x: Tensor<4>, fast: bool) -> Tensor<4> {
         let y = self.a.forward_relu(x.clone(), None, fast);
         self.b.forward_relu(y, Some(x), fast)
+    }
+
+    /// The block on channels-last `[B, H, W, C]` (the training path).
+    fn forward_channels_last(&self, x: Tensor<4>) -> Tensor<4> {
+        let y = self.a.forward_relu_channels_last(x.clone(), ImageLayout::Nhwc, None);
+        self.b.forward_relu_channels_last(y, ImageLayout::Nhwc, Some(x))
     }
 }
 
@@ -238,7 +277,50 @@ impl Net {
         self.forward_with(input, false)
     }
 
+    /// Whether [`forward`](Self::forward) takes the channels-last training path: batch norm
+    /// in training mode on burn-flex with autodiff, where every op from the stem to the heads
+    /// has a channels-last kernel, so the activations are never converted between layouts
+    /// (each conversion was a pass over the activation, about a tenth of a training step).
+    fn channels_last_applies(&self, input: &Tensor<4>) -> bool {
+        self.stem.fused_bn_applies(input)
+    }
+
+    /// [`forward`](Self::forward) with the tower channels-last: the same function (the
+    /// heads' outputs come back in the NCHW order of [`NetConfig`]'s index layout).
+    fn forward_channels_last(&self, input: Tensor<4>) -> NetOutput {
+        let [batch, _, h, w] = input.dims();
+        let squares = h * w;
+        let mut x = self.stem.forward_relu_channels_last(input, ImageLayout::Nchw, None);
+        for block in &self.blocks {
+            x = block.forward_channels_last(x);
+        }
+
+        // Policy: the last 1x1 convolution as W [1, P, Cp] · pᵀ [B, Cp, S] (a strided view,
+        // no copy), which lands in the plane-major order of the policy index.
+        let p = self.policy.conv.forward_relu_channels_last(x.clone(), ImageLayout::Nhwc, None);
+        let cp = self.config.policy_head_channels;
+        let planes = self.config.policy_planes;
+        let out = &self.policy.out;
+        let logits = out.weight.val().reshape([1, planes, cp]).matmul(p.reshape([batch, squares, cp]).swap_dims(1, 2));
+        let logits = match &out.bias {
+            Some(bias) => logits + bias.val().reshape([1, planes, 1]),
+            None => logits,
+        };
+        let policy = logits.reshape([batch, self.config.policy_len()]);
+
+        // Value: flattened in NCHW order, as fc1's weights expect.
+        let cv = self.config.value_head_channels;
+        let v = self.value.conv.forward_relu_channels_last(x, ImageLayout::Nhwc, None);
+        let v = v.reshape([batch, squares, cv]).swap_dims(1, 2).reshape([batch, cv * squares]);
+        let v = relu(self.value.fc1.forward(v));
+        let value = self.value.fc2.forward(v);
+        NetOutput { policy, value }
+    }
+
     fn forward_with(&self, input: Tensor<4>, fast: bool) -> NetOutput {
+        if fast && self.channels_last_applies(&input) {
+            return self.forward_channels_last(input);
+        }
         let [batch, _, _, _] = input.dims();
         let x = self.trunk_with(input, fast);
 
@@ -295,16 +377,19 @@ mod tests {
         }
     }
 
-    /// The training step's gradients: every parameter's gradient through the fast ops
-    /// (conv3x3, conv1x1 as matmul, fused batch norm) equals the one through burn's own
-    /// conv2d and batch norm.
+    /// The training step's gradients and batch-norm bookkeeping: every parameter's gradient
+    /// through the fast ops (the channels-last tower: conv3x3, conv1x1 as matmul, fused batch
+    /// norm) equals the one through burn's own conv2d and batch norm, and so do the running
+    /// statistics after the step.
     #[test]
     fn fast_and_reference_gradients_agree() {
         let cfg = tiny_config();
         let batch = OwnedBatch::random(&cfg, 4, 3);
         let device = cpu_train_device();
-        let net = Net::new(&cfg, &device).unwrap();
+        let initial = Net::new(&cfg, &device).unwrap().into_record();
         let grads_of = |fast: bool| {
+            // A copy each, so each path updates its own running statistics.
+            let net = Net::new(&cfg, &device).unwrap().load_record(initial.clone());
             let x = crate::tensor_util::input_tensor(&cfg, &batch.input, 4, &device);
             let out = if fast { net.forward(x) } else { net.forward_reference(x) };
             let d = &device;
@@ -326,13 +411,17 @@ mod tests {
             all.push(to_vec(net.policy.out.bias.as_ref().unwrap().val().grad(&grads).unwrap()));
             all.push(to_vec(net.value.fc1.weight.val().grad(&grads).unwrap()));
             all.push(to_vec(net.stem.bn.gamma.val().grad(&grads).unwrap()));
+            for bn in [&net.stem.bn, &net.blocks[0].b.bn, &net.policy.conv.bn, &net.value.conv.bn] {
+                all.push(to_vec(bn.running_mean.value()));
+                all.push(to_vec(bn.running_var.value()));
+            }
             all
         };
         let (fast, reference) = (grads_of(true), grads_of(false));
         for (i, (a, b)) in fast.iter().zip(&reference).enumerate() {
             let scale = b.iter().fold(0f32, |m, x| m.max(x.abs())).max(1e-3);
             let d = crate::testutil::max_abs_diff(a, b);
-            assert!(d < 1e-3 * scale, "parameter {i}: gradients differ by {d} (scale {scale})");
+            assert!(d < 1e-3 * scale, "parameter {i}: gradients (or running statistics) differ by {d} (scale {scale})");
         }
     }
 

@@ -10,6 +10,7 @@
 
 use crate::kernels::sized;
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 /// Tiles per chunk (transformed input and product buffers: `16 * TILES * C` floats each;
 /// 32, 64, 128, 200 measured within noise on 6x64).
@@ -76,6 +77,26 @@ pub(crate) fn conv3x3_winograd(
     h: usize,
     w: usize,
     out: &mut [f32],
+    residual: Option<&[f32]>,
+    relu: bool,
+    scratch: &mut WinogradScratch,
+) {
+    // SAFETY: MaybeUninit<f32> has f32's layout, and conv3x3_winograd_into only ever stores
+    // initialised f32 values through the view, so `out` stays initialised.
+    let view = unsafe { &mut *(out as *mut [f32] as *mut [MaybeUninit<f32>]) };
+    conv3x3_winograd_into(conv, input, n, h, w, view, residual, relu, scratch);
+}
+
+/// [`conv3x3_winograd`] into a buffer that need not be initialised: every one of the
+/// `n * h * w * c_out` elements of `out` is written (the 2x2 tiles cover each image).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn conv3x3_winograd_into(
+    conv: &WinogradConv,
+    input: &[f32],
+    n: usize,
+    h: usize,
+    w: usize,
+    out: &mut [MaybeUninit<f32>],
     residual: Option<&[f32]>,
     relu: bool,
     scratch: &mut WinogradScratch,
@@ -242,31 +263,22 @@ fn at(m0: &[f32], m1: &[f32], m2: &[f32], m3: &[f32], o0: &mut [f32], o1: &mut [
     }
 }
 
-/// Output column `b` of `A^T` applied to a row `(r0..r3)`, plus bias, residual, ReLU.
+/// Output column `b` of `A^T` applied to a row `(r0..r3)`, plus bias, residual, ReLU:
+/// writes every element of `dst`.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn epilogue(dst: &mut [f32], b: usize, r0: &[f32], r1: &[f32], r2: &[f32], r3: &[f32], bias: &[f32], res: Option<&[f32]>, relu: bool) {
+fn epilogue(dst: &mut [MaybeUninit<f32>], b: usize, r0: &[f32], r1: &[f32], r2: &[f32], r3: &[f32], bias: &[f32], res: Option<&[f32]>, relu: bool) {
     let n = dst.len();
     let (r0, r1, r2, r3, bias) = (&r0[..n], &r1[..n], &r2[..n], &r3[..n], &bias[..n]);
-    if b == 0 {
-        for c in 0..n {
-            dst[c] = r0[c] + r1[c] + r2[c] + bias[c];
-        }
-    } else {
-        for c in 0..n {
-            dst[c] = r1[c] - r2[c] - r3[c] + bias[c];
-        }
-    }
-    if let Some(res) = res {
-        let res = &res[..n];
-        for c in 0..n {
-            dst[c] += res[c];
-        }
-    }
-    if relu {
-        for d in dst.iter_mut() {
-            *d = d.max(0.0);
-        }
+    // Column 0: r0 + (r1 + r2); column 1: r1 - (r2 + r3). Multiplying by ±1 is exact.
+    let (a, x, y, sign) = if b == 0 { (r0, r1, r2, 1.0) } else { (r1, r2, r3, -1.0) };
+    let value = |c: usize| a[c] + sign * (x[c] + y[c]) + bias[c];
+    // One loop per case, so each vectorises without branches inside.
+    match (res.map(|r| &r[..n]), relu) {
+        (None, false) => (0..n).for_each(|c| _ = dst[c].write(value(c))),
+        (None, true) => (0..n).for_each(|c| _ = dst[c].write(value(c).max(0.0))),
+        (Some(res), false) => (0..n).for_each(|c| _ = dst[c].write(value(c) + res[c])),
+        (Some(res), true) => (0..n).for_each(|c| _ = dst[c].write((value(c) + res[c]).max(0.0))),
     }
 }
 

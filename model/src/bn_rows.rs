@@ -1,0 +1,165 @@
+//! The kernels of [`crate::fastbn`]'s fused `relu(bn(x) [+ skip])` on channels-last rows
+//! (`[B, H, W, C]` seen as `[rows, C]`), the layout the training tower keeps between its
+//! convolutions ([`crate::fastconv::ImageLayout::Nhwc`]).
+//!
+//! Same formulas as the channels-first kernels (see [`crate::fastbn`]); here a row holds one
+//! square's channels, so every pass runs along a row with one lane per channel, and the
+//! per-channel sums are f32 within a block of rows (a board's worth) and f64 across blocks.
+
+use rayon::prelude::*;
+use std::mem::MaybeUninit;
+use std::ops::Range;
+
+use crate::fastbn::{inv_std, Tail};
+
+/// Rows per parallel task, and per f32 partial sum: one 9x9 board.
+const BLOCK_ROWS: usize = 81;
+
+/// Per-column totals over `rows` rows: `add_block(range, acc)` adds the rows of `range` into
+/// the f32 accumulator `acc` (`width` long); the blocks' accumulators are summed in f64.
+fn block_sums(rows: usize, width: usize, add_block: impl Fn(Range<usize>, &mut [f32]) + Sync) -> Vec<f64> {
+    (0..rows.div_ceil(BLOCK_ROWS))
+        .into_par_iter()
+        .fold(
+            || (vec![0.0f64; width], vec![0.0f32; width]),
+            |(mut total, mut block), i| {
+                block.fill(0.0);
+                add_block(i * BLOCK_ROWS..((i + 1) * BLOCK_ROWS).min(rows), &mut block);
+                total.iter_mut().zip(&block).for_each(|(t, &b)| *t += b as f64);
+                (total, block)
+            },
+        )
+        .map(|(total, _)| total)
+        .reduce(
+            || vec![0.0f64; width],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                a
+            },
+        )
+}
+
+/// Per-channel mean and biased variance of `x [rows, c]` (two-pass).
+fn channel_stats(x: &[f32], c: usize) -> (Vec<f32>, Vec<f32>) {
+    let rows = x.len() / c.max(1);
+    let n = rows.max(1) as f64;
+    let sums = block_sums(rows, c, |range, acc| {
+        for row in x[range.start * c..range.end * c].chunks_exact(c) {
+            acc.iter_mut().zip(row).for_each(|(a, &v)| *a += v);
+        }
+    });
+    let mean: Vec<f32> = sums.iter().map(|&s| (s / n) as f32).collect();
+    let squares = block_sums(rows, c, |range, acc| {
+        for row in x[range.start * c..range.end * c].chunks_exact(c) {
+            acc.iter_mut().zip(row).zip(&mean).for_each(|((a, &v), &m)| *a += (v - m) * (v - m));
+        }
+    });
+    let var = squares.iter().map(|&s| (s / n) as f32).collect();
+    (mean, var)
+}
+
+/// `relu(bn(x) [+ skip])` of `x [rows, c]` with the batch's statistics: (`y`, mean, biased
+/// variance). `tail` is [`Tail::Relu`] or [`Tail::AddRelu`] (the skip as `[rows, c]`).
+pub(crate) fn forward(x: &[f32], gamma: &[f32], beta: &[f32], tail: Tail<'_>, c: usize, epsilon: f64) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+    assert!(c > 0 && x.len() % c == 0 && gamma.len() == c && beta.len() == c, "batch norm: x must be [rows, {c}]");
+    let (mean, var) = channel_stats(x, c);
+    let inv = inv_std(&var, epsilon);
+    let scale: Vec<f32> = inv.iter().zip(gamma).map(|(&i, &g)| i * g).collect();
+    let len = x.len();
+    // Written whole below, so not zero-filled first.
+    let mut y: Vec<f32> = Vec::with_capacity(len);
+    let block = BLOCK_ROWS * c;
+    y.spare_capacity_mut()[..len].par_chunks_mut(block).zip(x.par_chunks(block)).enumerate().for_each(|(i, (out, inp))| {
+        let rows = out.chunks_exact_mut(c).zip(inp.chunks_exact(c));
+        // `(v − μ)·γ/σ + β`, as the channels-first kernel computes it.
+        let norm = |v: f32, j: usize| (v - mean[j]) * scale[j] + beta[j];
+        match tail {
+            Tail::None => rows.for_each(|(o, v)| (0..c).for_each(|j| _ = o[j].write(norm(v[j], j)))),
+            Tail::Relu => rows.for_each(|(o, v)| (0..c).for_each(|j| _ = o[j].write(norm(v[j], j).max(0.0)))),
+            Tail::AddRelu(skip) => {
+                assert_eq!(skip.len(), len, "batch norm: the skip input must have x's shape");
+                let skip = skip[i * block..].chunks_exact(c);
+                rows.zip(skip).for_each(|((o, v), k)| (0..c).for_each(|j| _ = o[j].write((norm(v[j], j) + k[j]).max(0.0))));
+            }
+        }
+    });
+    // SAFETY: the output's blocks pair one to one with x's blocks (same lengths, both a
+    // multiple of c, asserted), and every row of c in each block is written whole.
+    unsafe { y.set_len(len) };
+    (y, mean, var)
+}
+
+/// The buffers and statistics of one batch norm's backward pass (channels-last rows).
+pub(crate) struct Saved<'a> {
+    /// The forward's input `[rows, c]`.
+    pub x: &'a [f32],
+    /// The forward's output after its ReLU: 0 where the ReLU clipped (no gradient there).
+    pub output: &'a [f32],
+    pub gamma: &'a [f32],
+    pub mean: &'a [f32],
+    pub variance: &'a [f32],
+    pub epsilon: f64,
+}
+
+/// Gradients `(dx, dγ, dβ, d_skip)` of `relu(bn(x) [+ skip])` given the output gradient
+/// `dy [rows, c]`; `d_skip` (the ReLU-masked `dy`) only when `want_masked`.
+pub(crate) fn backward(saved: &Saved<'_>, dy: &[f32], want_masked: bool, c: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>, Option<Vec<f32>>) {
+    let Saved { x, output, gamma, mean, variance, epsilon } = *saved;
+    let len = x.len();
+    assert!(c > 0 && len % c == 0 && dy.len() == len && output.len() == len, "batch norm backward: x, dy and the output must be [rows, {c}]");
+    let rows = len / c;
+    let n = rows.max(1) as f64;
+    let inv = inv_std(variance, epsilon);
+    let masked = |d: f32, o: f32| if o > 0.0 { d } else { 0.0 };
+    // Per channel: dβ = Σ g, dγ = Σ g·x̂, with g the masked gradient.
+    let sums = block_sums(rows, 2 * c, |range, acc| {
+        let (d_beta, d_gamma) = acc.split_at_mut(c);
+        let span = range.start * c..range.end * c;
+        for ((xr, dr), or) in x[span.clone()].chunks_exact(c).zip(dy[span.clone()].chunks_exact(c)).zip(output[span].chunks_exact(c)) {
+            for j in 0..c {
+                let g = masked(dr[j], or[j]);
+                d_beta[j] += g;
+                d_gamma[j] += g * ((xr[j] - mean[j]) * inv[j]);
+            }
+        }
+    });
+    let (d_beta, d_gamma) = sums.split_at(c);
+    let mean_d_beta: Vec<f32> = d_beta.iter().map(|&s| (s / n) as f32).collect();
+    let mean_d_gamma: Vec<f32> = d_gamma.iter().map(|&s| (s / n) as f32).collect();
+    let scale: Vec<f32> = gamma.iter().zip(&inv).map(|(&g, &i)| g * i).collect();
+    // dx = γ/σ · (g − dβ/n − x̂·dγ/n), written whole, as is the masked gradient.
+    let dx_row = |o: &mut [MaybeUninit<f32>], xr: &[f32], dr: &[f32], or: &[f32]| {
+        for j in 0..c {
+            let xhat = (xr[j] - mean[j]) * inv[j];
+            o[j].write(scale[j] * (masked(dr[j], or[j]) - mean_d_beta[j] - xhat * mean_d_gamma[j]));
+        }
+    };
+    let block = BLOCK_ROWS * c;
+    let mut dx: Vec<f32> = Vec::with_capacity(len);
+    let mut d_skip: Vec<f32> = Vec::with_capacity(if want_masked { len } else { 0 });
+    let inputs = x.par_chunks(block).zip(dy.par_chunks(block)).zip(output.par_chunks(block));
+    let dx_blocks = dx.spare_capacity_mut()[..len].par_chunks_mut(block);
+    if want_masked {
+        dx_blocks.zip(d_skip.spare_capacity_mut()[..len].par_chunks_mut(block)).zip(inputs).for_each(|((o, k), ((xb, db), ob))| {
+            let rows = o.chunks_exact_mut(c).zip(k.chunks_exact_mut(c)).zip(xb.chunks_exact(c).zip(db.chunks_exact(c)).zip(ob.chunks_exact(c)));
+            for ((o, k), ((xr, dr), or)) in rows {
+                dx_row(o, xr, dr, or);
+                (0..c).for_each(|j| _ = k[j].write(masked(dr[j], or[j])));
+            }
+        });
+        // SAFETY: the d_skip blocks pair one to one with x's (both of len elements, in
+        // blocks of whole rows of c), and every row of each block is written whole above.
+        unsafe { d_skip.set_len(len) };
+    } else {
+        dx_blocks.zip(inputs).for_each(|(o, ((xb, db), ob))| {
+            for (o, ((xr, dr), or)) in o.chunks_exact_mut(c).zip(xb.chunks_exact(c).zip(db.chunks_exact(c)).zip(ob.chunks_exact(c))) {
+                dx_row(o, xr, dr, or);
+            }
+        });
+    }
+    // SAFETY: as for d_skip: dx's blocks pair with x's, and dx_row writes each row whole.
+    unsafe { dx.set_len(len) };
+    let d_gamma = d_gamma.iter().map(|&s| s as f32).collect();
+    let d_beta = d_beta.iter().map(|&s| s as f32).collect();
+    (dx, d_gamma, d_beta, want_masked.then_some(d_skip))
+}
