@@ -65,20 +65,23 @@ pub(crate) fn forward(x: &[f32], gamma: &[f32], beta: &[f32], tail: Tail<'_>, c:
     let (mean, var) = channel_stats(x, c);
     let inv = inv_std(&var, epsilon);
     let scale: Vec<f32> = inv.iter().zip(gamma).map(|(&i, &g)| i * g).collect();
+    // Every per-channel slice exactly c long, so indexing by j < c needs no bounds checks
+    // and the loops below vectorise.
+    let (mean_c, scale, beta) = (&mean[..c], &scale[..c], &beta[..c]);
     let len = x.len();
     // Written whole below, so not zero-filled first.
     let mut y: Vec<f32> = Vec::with_capacity(len);
     let block = BLOCK_ROWS * c;
     y.spare_capacity_mut()[..len].par_chunks_mut(block).zip(x.par_chunks(block)).enumerate().for_each(|(i, (out, inp))| {
-        let rows = out.chunks_exact_mut(c).zip(inp.chunks_exact(c));
+        let rows = out.chunks_exact_mut(c).map(|o| &mut o[..c]).zip(inp.chunks_exact(c).map(|v| &v[..c]));
         // `(v − μ)·γ/σ + β`, as the channels-first kernel computes it.
-        let norm = |v: f32, j: usize| (v - mean[j]) * scale[j] + beta[j];
+        let norm = |v: f32, j: usize| (v - mean_c[j]) * scale[j] + beta[j];
         match tail {
             Tail::None => rows.for_each(|(o, v)| (0..c).for_each(|j| _ = o[j].write(norm(v[j], j)))),
             Tail::Relu => rows.for_each(|(o, v)| (0..c).for_each(|j| _ = o[j].write(norm(v[j], j).max(0.0)))),
             Tail::AddRelu(skip) => {
                 assert_eq!(skip.len(), len, "batch norm: the skip input must have x's shape");
-                let skip = skip[i * block..].chunks_exact(c);
+                let skip = skip[i * block..].chunks_exact(c).map(|k| &k[..c]);
                 rows.zip(skip).for_each(|((o, v), k)| (0..c).for_each(|j| _ = o[j].write((norm(v[j], j) + k[j]).max(0.0))));
             }
         }
@@ -112,10 +115,14 @@ pub(crate) fn backward(saved: &Saved<'_>, dy: &[f32], want_masked: bool, c: usiz
     let inv = inv_std(variance, epsilon);
     let masked = |d: f32, o: f32| if o > 0.0 { d } else { 0.0 };
     // Per channel: dβ = Σ g, dγ = Σ g·x̂, with g the masked gradient.
+    // Exactly c long (see forward).
+    let (mean, inv) = (&mean[..c], &inv[..c]);
     let sums = block_sums(rows, 2 * c, |range, acc| {
         let (d_beta, d_gamma) = acc.split_at_mut(c);
+        let (d_beta, d_gamma) = (&mut d_beta[..c], &mut d_gamma[..c]);
         let span = range.start * c..range.end * c;
         for ((xr, dr), or) in x[span.clone()].chunks_exact(c).zip(dy[span.clone()].chunks_exact(c)).zip(output[span].chunks_exact(c)) {
+            let (xr, dr, or) = (&xr[..c], &dr[..c], &or[..c]);
             for j in 0..c {
                 let g = masked(dr[j], or[j]);
                 d_beta[j] += g;
@@ -126,9 +133,11 @@ pub(crate) fn backward(saved: &Saved<'_>, dy: &[f32], want_masked: bool, c: usiz
     let (d_beta, d_gamma) = sums.split_at(c);
     let mean_d_beta: Vec<f32> = d_beta.iter().map(|&s| (s / n) as f32).collect();
     let mean_d_gamma: Vec<f32> = d_gamma.iter().map(|&s| (s / n) as f32).collect();
-    let scale: Vec<f32> = gamma.iter().zip(&inv).map(|(&g, &i)| g * i).collect();
+    let scale: Vec<f32> = gamma.iter().zip(inv).map(|(&g, &i)| g * i).collect();
+    let (scale, mean_d_beta, mean_d_gamma) = (&scale[..c], &mean_d_beta[..c], &mean_d_gamma[..c]);
     // dx = γ/σ · (g − dβ/n − x̂·dγ/n), written whole, as is the masked gradient.
     let dx_row = |o: &mut [MaybeUninit<f32>], xr: &[f32], dr: &[f32], or: &[f32]| {
+        let (o, xr, dr, or) = (&mut o[..c], &xr[..c], &dr[..c], &or[..c]);
         for j in 0..c {
             let xhat = (xr[j] - mean[j]) * inv[j];
             o[j].write(scale[j] * (masked(dr[j], or[j]) - mean_d_beta[j] - xhat * mean_d_gamma[j]));
@@ -144,6 +153,7 @@ pub(crate) fn backward(saved: &Saved<'_>, dy: &[f32], want_masked: bool, c: usiz
             let rows = o.chunks_exact_mut(c).zip(k.chunks_exact_mut(c)).zip(xb.chunks_exact(c).zip(db.chunks_exact(c)).zip(ob.chunks_exact(c)));
             for ((o, k), ((xr, dr), or)) in rows {
                 dx_row(o, xr, dr, or);
+                let (k, dr, or) = (&mut k[..c], &dr[..c], &or[..c]);
                 (0..c).for_each(|j| _ = k[j].write(masked(dr[j], or[j])));
             }
         });

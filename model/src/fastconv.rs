@@ -220,21 +220,20 @@ fn conv3x3_kernel(x: &[f32], wm: &[f32], b: usize, c: usize, o: usize, h: usize,
     } else {
         let conv = WinogradConv::new(c, o, wm, &vec![0.0; o]);
         // Each image is contiguous in both layouts, so groups of whole images split both.
-        x.par_chunks(g * c * s).zip(out.spare_capacity_mut()[..n].par_chunks_mut(g * o * s)).for_each_init(
-            || (Vec::new(), Vec::new(), WinogradScratch::default()),
-            |(rows_in, rows_out, scratch), (xg, og)| {
+        x.par_chunks(g * c * s).zip(out.spare_capacity_mut()[..n].par_chunks_mut(g * o * s)).for_each(|(xg, og)| {
+            with_scratch(|ConvScratch { rows_in, rows_out, winograd }| {
                 let n = xg.len() / (c * s);
                 let input = rows_of(xg, c, s, from, rows_in);
                 match to {
-                    ImageLayout::Nhwc => conv3x3_winograd_into(&conv, input, n, h, w, og, None, false, scratch),
+                    ImageLayout::Nhwc => conv3x3_winograd_into(&conv, input, n, h, w, og, None, false, winograd),
                     ImageLayout::Nchw => {
                         let rows_out = sized(rows_out, n * s * o);
-                        conv3x3_winograd(&conv, input, n, h, w, rows_out, None, false, scratch);
+                        conv3x3_winograd(&conv, input, n, h, w, rows_out, None, false, winograd);
                         from_rows(rows_out, o, s, og);
                     }
                 }
-            },
-        );
+            })
+        });
     }
     // SAFETY: every element was written: the chunks of x (g images of c·s) and of the
     // output (g images of o·s) pair up one to one over the b images, and each output chunk
@@ -242,6 +241,30 @@ fn conv3x3_kernel(x: &[f32], wm: &[f32], b: usize, c: usize, o: usize, h: usize,
     // or by from_rows (which asserts that it writes its whole destination).
     unsafe { out.set_len(n) };
     out
+}
+
+/// One thread's buffers for these kernels.
+#[derive(Default)]
+struct ConvScratch {
+    /// Input images converted to rows.
+    rows_in: Vec<f32>,
+    /// Output rows (or, for the weight gradient, the output gradient's rows).
+    rows_out: Vec<f32>,
+    winograd: WinogradScratch,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<ConvScratch> = std::cell::RefCell::default();
+}
+
+/// Runs `f` with this thread's [`ConvScratch`] (a fresh one if it is already borrowed).
+/// Per-thread rather than per task: rayon calls a `for_each_init` initialiser once per
+/// split, and fresh buffers are zero-filled and page-faulted each time.
+fn with_scratch<R>(f: impl FnOnce(&mut ConvScratch) -> R) -> R {
+    SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+        Ok(mut scratch) => f(&mut scratch),
+        Err(_) => f(&mut ConvScratch::default()),
+    })
 }
 
 /// Images `[n, ...]` of `c` channels and `s` squares as channels-last rows `[n * s, c]`:
@@ -272,26 +295,27 @@ fn weight_grad_kernel(x: &[f32], dy: &[f32], b: usize, c: usize, o: usize, h: us
     x.par_chunks(g * c * s)
         .zip(dy.par_chunks(g * o * s))
         .fold(
-            || (vec![0.0f32; k * o], Vec::new(), Vec::new()),
-            |(mut acc, mut xr, mut dr), (xg, dg)| {
+            || vec![0.0f32; k * o],
+            |mut acc, (xg, dg)| {
                 let rows = xg.len() / c;
-                let x_rows = rows_of(xg, c, s, from, &mut xr);
-                let dy_rows = rows_of(dg, o, s, to, &mut dr);
-                with_cols(|cols| {
-                    let mut done = 0;
-                    while done < rows {
-                        let t = WGRAD_TILE_ROWS.min(rows - done);
-                        let tile = sized(cols, t * k);
-                        im2col3x3(x_rows, c, h, w, done, t, tile);
-                        // acc[k, o] += tile^T [k, t] @ dy_rows[t, o]
-                        matmul_acc_lhs_t(k, o, t, &mut acc, tile, &dy_rows[done * o..(done + t) * o]);
-                        done += t;
-                    }
+                with_scratch(|ConvScratch { rows_in, rows_out, .. }| {
+                    let x_rows = rows_of(xg, c, s, from, rows_in);
+                    let dy_rows = rows_of(dg, o, s, to, rows_out);
+                    with_cols(|cols| {
+                        let mut done = 0;
+                        while done < rows {
+                            let t = WGRAD_TILE_ROWS.min(rows - done);
+                            let tile = sized(cols, t * k);
+                            im2col3x3(x_rows, c, h, w, done, t, tile);
+                            // acc[k, o] += tile^T [k, t] @ dy_rows[t, o]
+                            matmul_acc_lhs_t(k, o, t, &mut acc, tile, &dy_rows[done * o..(done + t) * o]);
+                            done += t;
+                        }
+                    })
                 });
-                (acc, xr, dr)
+                acc
             },
         )
-        .map(|(acc, _, _)| acc)
         .reduce(
             || vec![0.0f32; k * o],
             |mut a, b| {
