@@ -31,6 +31,7 @@ use burn::tensor::{DType, Tensor};
 use rayon::prelude::*;
 
 use crate::fastconv::{f32_data, flex_f32, is_flex};
+use crate::kernels::exp_f32;
 
 /// Large enough that `exp` of an illegal logit is 0, finite so that `0 · e` stays 0.
 const ILLEGAL: f32 = 1e9;
@@ -90,24 +91,68 @@ fn dims2(t: &FlexTensor) -> (usize, usize) {
     (shape[0], shape[1])
 }
 
-#[inline]
-fn effective(l: f32, mask: Option<&[f32]>, i: usize) -> f32 {
-    match mask {
-        Some(m) => l + (m[i] - 1.0) * ILLEGAL,
-        None => l,
+/// The effective logits `e` of one row (see the module doc) into `buf`.
+fn effective_row<'a>(l: &[f32], m: Option<&[f32]>, buf: &'a mut Vec<f32>) -> &'a [f32] {
+    buf.clear();
+    match m {
+        Some(m) => buf.extend(l.iter().zip(m).map(|(&l, &m)| l + (m - 1.0) * ILLEGAL)),
+        None => buf.extend_from_slice(l),
     }
+    buf
 }
 
-/// Per row: (log-sum-exp of the effective logits, row loss, target mass).
-fn row_forward(l: &[f32], t: &[f32], m: Option<&[f32]>) -> (f32, f64, f64) {
-    let max = (0..l.len()).map(|i| effective(l[i], m, i)).fold(f32::NEG_INFINITY, f32::max);
-    let sum: f64 = (0..l.len()).map(|i| (effective(l[i], m, i) - max).exp() as f64).sum();
-    let lse = max as f64 + sum.ln();
+/// Independent accumulators per row pass, so the reductions below vectorise (a single
+/// running max or sum is a chain of dependent instructions).
+const LANES: usize = 8;
+
+/// The largest element of a non-empty row.
+fn row_max(e: &[f32]) -> f32 {
+    let mut lanes = [f32::NEG_INFINITY; LANES];
+    let chunks = e.chunks_exact(LANES);
+    let rest = chunks.remainder().iter().fold(f32::NEG_INFINITY, |a, &v| a.max(v));
+    for chunk in chunks {
+        lanes.iter_mut().zip(chunk).for_each(|(a, &v)| *a = a.max(v));
+    }
+    lanes.iter().fold(rest, |a, &v| a.max(v))
+}
+
+/// The sum of a row's elements, in f32 lanes.
+fn lane_sum(v: &[f32]) -> f32 {
+    let mut lanes = [0.0f32; LANES];
+    let chunks = v.chunks_exact(LANES);
+    let rest: f32 = chunks.remainder().iter().sum();
+    for chunk in chunks {
+        lanes.iter_mut().zip(chunk).for_each(|(a, &x)| *a += x);
+    }
+    rest + lanes.iter().sum::<f32>()
+}
+
+/// `Σ exp(e_i − max)` over a row: f32 lanes within blocks of 64 columns, f64 across blocks.
+fn shifted_exp_sum(e: &[f32], max: f32) -> f64 {
+    const BLOCK: usize = 64;
+    let mut total = 0.0f64;
+    for block in e.chunks(BLOCK) {
+        let mut lanes = [0.0f32; LANES];
+        let chunks = block.chunks_exact(LANES);
+        let rest: f32 = chunks.remainder().iter().map(|&v| exp_f32(v - max)).sum();
+        for chunk in chunks {
+            lanes.iter_mut().zip(chunk).for_each(|(a, &v)| *a += exp_f32(v - max));
+        }
+        total += rest as f64 + lanes.iter().map(|&v| v as f64).sum::<f64>();
+    }
+    total
+}
+
+/// Per row: (log-sum-exp of the effective logits, row loss, target mass). `buf` is scratch.
+fn row_forward(l: &[f32], t: &[f32], m: Option<&[f32]>, buf: &mut Vec<f32>) -> (f32, f64, f64) {
+    let e = effective_row(l, m, buf);
+    let max = row_max(e);
+    let lse = max as f64 + shifted_exp_sum(e, max).ln();
     let (mut mass, mut dot) = (0.0f64, 0.0f64);
-    for (i, &ti) in t.iter().enumerate() {
+    for (&ti, &ei) in t.iter().zip(e) {
         if ti != 0.0 {
             mass += ti as f64;
-            dot += ti as f64 * effective(l[i], m, i) as f64;
+            dot += ti as f64 * ei as f64;
         }
     }
     (lse as f32, mass * lse - dot, mass)
@@ -116,9 +161,9 @@ fn row_forward(l: &[f32], t: &[f32], m: Option<&[f32]>) -> (f32, f64, f64) {
 fn forward(l: &[f32], t: &[f32], m: Option<&[f32]>, rows: usize, cols: usize) -> (f32, Vec<f32>, f32) {
     let per_row: Vec<(f32, f64, f64)> = (0..rows)
         .into_par_iter()
-        .map(|r| {
+        .map_init(Vec::new, |buf, r| {
             let span = r * cols..(r + 1) * cols;
-            row_forward(&l[span.clone()], &t[span.clone()], m.map(|m| &m[span]))
+            row_forward(&l[span.clone()], &t[span.clone()], m.map(|m| &m[span]), buf)
         })
         .collect();
     let mass = per_row.iter().map(|r| r.2).sum::<f64>().max(1e-6);
@@ -137,11 +182,20 @@ fn backward(l: &[f32], t: &[f32], m: Option<&[f32]>, lse: &[f32], mass: f32, ups
         let at = r * cols;
         let (lr, tr) = (&l[at..at + cols], &t[at..at + cols]);
         let mr = m.map(|m| &m[at..at + cols]);
-        let row_mass: f32 = tr.iter().sum();
-        let k = row_mass * scale;
-        for (i, o) in out.iter_mut().enumerate() {
-            let p = (effective(lr[i], mr, i) - lse[r]).exp();
-            o.write(k * p - scale * tr[i]);
+        let k = lane_sum(tr) * scale;
+        let lse = lse[r];
+        // One loop per case (no per-element branch), so each vectorises.
+        match mr {
+            Some(mr) => {
+                for (((o, &lv), &mv), &tv) in out.iter_mut().zip(lr).zip(mr).zip(tr) {
+                    o.write(k * exp_f32(lv + (mv - 1.0) * ILLEGAL - lse) - scale * tv);
+                }
+            }
+            None => {
+                for ((o, &lv), &tv) in out.iter_mut().zip(lr).zip(tr) {
+                    o.write(k * exp_f32(lv - lse) - scale * tv);
+                }
+            }
         }
     });
     // SAFETY: every element of every row of cols was written (the rows cover len).
