@@ -12,8 +12,9 @@
 //! - input gradient: `dx = conv3x3(dy, W')` with `W'[c, o, ky, kx] = W[o, c, 2-ky, 2-kx]`
 //!   (a stride-1 "same" 3x3 convolution's transpose is the convolution with the kernel
 //!   rotated by 180 degrees and the channel axes swapped);
-//! - weight gradient: `dW = im2col(x)^T @ dy` ([`crate::kernels`] im2col tiles), accumulated
-//!   per thread over image groups.
+//! - weight gradient: in the Winograd domain, `∂L/∂U = Σ_tiles (A dY Aᵀ) ⊙ (Bᵀ x B)`
+//!   accumulated per thread over image groups, then `dW = Gᵀ (∂L/∂U) G`
+//!   ([`crate::winograd`]).
 //!
 //! The kernels compute on channels-last rows. Either side of the op may already be
 //! channels-last ([`ImageLayout::Nhwc`]): the training network keeps its whole tower so
@@ -37,8 +38,8 @@ use burn::tensor::{Bytes, DType, Device, Shape, Tensor};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
-use crate::kernels::{conv_all, im2col3x3, sized, with_cols, ConvWeights};
-use crate::winograd::{conv3x3_winograd, conv3x3_winograd_into, WinogradConv, WinogradScratch};
+use crate::kernels::{conv_all, sized, ConvWeights};
+use crate::winograd::{accumulate_weight_grad_winograd, conv3x3_winograd, conv3x3_winograd_into, weight_grad_from_winograd, WinogradConv, WinogradScratch};
 
 /// How an image batch is laid out: channels first (`[B, C, H, W]`, burn's convention) or
 /// channels last (`[B, H, W, C]`: each square's channels together, the rows the kernels
@@ -280,81 +281,37 @@ fn rows_of<'a>(x: &'a [f32], c: usize, s: usize, layout: ImageLayout, buf: &'a m
     }
 }
 
-/// Rows per im2col tile of the weight gradient: a whole group of 4 images of 9x9 (324) in
-/// one product, so no short remainder tile, and the `[9C, O]` accumulator is read and
-/// written once per group.
-const WGRAD_TILE_ROWS: usize = 4 * 81;
-
 /// Weight-gradient kernel: `x` (`b` images of `c` channels, layout `from`), `dy` (`o`
-/// channels, layout `to`) -> `dW` matrix `[9c, o]`.
+/// channels, layout `to`) -> `dW` matrix `[9c, o]`, accumulated per thread in the Winograd
+/// domain over image groups ([`accumulate_weight_grad_winograd`]), then mapped back once.
 #[allow(clippy::too_many_arguments)]
 fn weight_grad_kernel(x: &[f32], dy: &[f32], b: usize, c: usize, o: usize, h: usize, w: usize, from: ImageLayout, to: ImageLayout) -> Vec<f32> {
     let s = h * w;
     let g = group_size(b);
-    let k = 9 * c;
-    x.par_chunks(g * c * s)
+    let acc_len = 16 * c * o;
+    let d_u = x
+        .par_chunks(g * c * s)
         .zip(dy.par_chunks(g * o * s))
         .fold(
-            || vec![0.0f32; k * o],
+            || vec![0.0f32; acc_len],
             |mut acc, (xg, dg)| {
-                let rows = xg.len() / c;
-                with_scratch(|ConvScratch { rows_in, rows_out, .. }| {
+                let n = xg.len() / (c * s);
+                with_scratch(|ConvScratch { rows_in, rows_out, winograd }| {
                     let x_rows = rows_of(xg, c, s, from, rows_in);
                     let dy_rows = rows_of(dg, o, s, to, rows_out);
-                    with_cols(|cols| {
-                        let mut done = 0;
-                        while done < rows {
-                            let t = WGRAD_TILE_ROWS.min(rows - done);
-                            let tile = sized(cols, t * k);
-                            im2col3x3(x_rows, c, h, w, done, t, tile);
-                            // acc[k, o] += tile^T [k, t] @ dy_rows[t, o]
-                            matmul_acc_lhs_t(k, o, t, &mut acc, tile, &dy_rows[done * o..(done + t) * o]);
-                            done += t;
-                        }
-                    })
+                    accumulate_weight_grad_winograd(x_rows, dy_rows, n, h, w, c, o, &mut acc, winograd);
                 });
                 acc
             },
         )
         .reduce(
-            || vec![0.0f32; k * o],
+            || vec![0.0f32; acc_len],
             |mut a, b| {
                 a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
                 a
             },
-        )
-}
-
-/// `dst[m, n] += lhs^T * rhs` with `lhs` stored `[k, m]` row-major and `rhs` `[k, n]`.
-fn matmul_acc_lhs_t(m: usize, n: usize, k: usize, dst: &mut [f32], lhs_t: &[f32], rhs: &[f32]) {
-    if m == 0 || n == 0 || k == 0 {
-        return;
-    }
-    assert!(dst.len() >= m * n && lhs_t.len() >= k * m && rhs.len() >= k * n);
-    // SAFETY: extents asserted above; dst is distinct from lhs and rhs.
-    unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            dst.as_mut_ptr(),
-            1,
-            n as isize,
-            true,
-            lhs_t.as_ptr(),
-            m as isize,
-            1,
-            rhs.as_ptr(),
-            1,
-            n as isize,
-            1.0,
-            1.0,
-            false,
-            false,
-            false,
-            gemm::Parallelism::None,
         );
-    }
+    weight_grad_from_winograd(&d_u, c, o)
 }
 
 impl Conv3x3Ops for Flex {

@@ -1,4 +1,5 @@
-//! Winograd F(2x2, 3x3) convolution for the folded CPU inference engine.
+//! Winograd F(2x2, 3x3) convolution for the folded CPU inference engine and the training
+//! convolutions ([`crate::fastconv`]: forward, input gradient and weight gradient).
 //!
 //! A 3x3 "same" convolution over whole images in channels-last rows (`[n * H * W, C]`),
 //! computed per 2x2 output tile from a 4x4 input patch `d`:
@@ -118,34 +119,7 @@ pub(crate) fn conv3x3_winograd_into(
         let m = sized(&mut scratch.m, nt * 16 * c_out);
         let tmp = sized(&mut scratch.tmp, 16 * c_in.max(c_out));
 
-        // Input transform: V = B^T d B per tile, vectorised over channels.
-        for (lt, vt) in v.chunks_exact_mut(16 * c_in).enumerate() {
-            let t = t0 + lt;
-            let (img, rest) = (t / tiles_per_image, t % tiles_per_image);
-            let (ty, tx) = (rest / tw, rest % tw);
-            let patch = |i: usize, j: usize| -> &[f32] {
-                let y = (2 * ty + i) as isize - 1;
-                let x = (2 * tx + j) as isize - 1;
-                if y < 0 || x < 0 || y >= h as isize || x >= w as isize {
-                    &zeros
-                } else {
-                    let row = img * squares + y as usize * w + x as usize;
-                    &input[row * c_in..(row + 1) * c_in]
-                }
-            };
-            let tmp = &mut tmp[..16 * c_in];
-            // Columns of d: tmp[i][j] = (B^T d)[i][j].
-            for j in 0..4 {
-                let [o0, o1, o2, o3] = four_mut(tmp, c_in, [j, 4 + j, 8 + j, 12 + j]);
-                bt(patch(0, j), patch(1, j), patch(2, j), patch(3, j), o0, o1, o2, o3);
-            }
-            // Rows: V[i][j] = ((B^T d) B)[i][j].
-            for i in 0..4 {
-                let r = |j: usize| &tmp[(4 * i + j) * c_in..(4 * i + j + 1) * c_in];
-                let [o0, o1, o2, o3] = four_mut(vt, c_in, [4 * i, 4 * i + 1, 4 * i + 2, 4 * i + 3]);
-                bt(r(0), r(1), r(2), r(3), o0, o1, o2, o3);
-            }
-        }
+        transform_input_tiles(input, c_in, h, w, t0, v, tmp, &zeros);
 
         // 16 products: M[., k, .] [nt, c_out] = V[., k, .] [nt, c_in] x U[k] [c_in, c_out].
         for k in 0..16 {
@@ -212,6 +186,181 @@ pub(crate) fn conv3x3_winograd_into(
             }
         }
         t0 += nt;
+    }
+}
+
+/// Input transform `V = B^T d B` (vectorised over channels) of the tiles `t0..t0 + nt` of
+/// images in rows `input [n * h * w, c_in]` into `v [nt][16][c_in]`; `tmp` holds at least
+/// `16 * c_in`, `zeros` `c_in` zeros (the padding outside the board).
+#[allow(clippy::too_many_arguments)]
+fn transform_input_tiles(input: &[f32], c_in: usize, h: usize, w: usize, t0: usize, v: &mut [f32], tmp: &mut [f32], zeros: &[f32]) {
+    let squares = h * w;
+    let tw = w.div_ceil(2);
+    let tiles_per_image = h.div_ceil(2) * tw;
+    for (lt, vt) in v.chunks_exact_mut(16 * c_in).enumerate() {
+        let t = t0 + lt;
+        let (img, rest) = (t / tiles_per_image, t % tiles_per_image);
+        let (ty, tx) = (rest / tw, rest % tw);
+        let patch = |i: usize, j: usize| -> &[f32] {
+            let y = (2 * ty + i) as isize - 1;
+            let x = (2 * tx + j) as isize - 1;
+            if y < 0 || x < 0 || y >= h as isize || x >= w as isize {
+                zeros
+            } else {
+                let row = img * squares + y as usize * w + x as usize;
+                &input[row * c_in..(row + 1) * c_in]
+            }
+        };
+        let tmp = &mut tmp[..16 * c_in];
+        // Columns of d: tmp[i][j] = (B^T d)[i][j].
+        for j in 0..4 {
+            let [o0, o1, o2, o3] = four_mut(tmp, c_in, [j, 4 + j, 8 + j, 12 + j]);
+            bt(patch(0, j), patch(1, j), patch(2, j), patch(3, j), o0, o1, o2, o3);
+        }
+        // Rows: V[i][j] = ((B^T d) B)[i][j].
+        for i in 0..4 {
+            let r = |j: usize| &tmp[(4 * i + j) * c_in..(4 * i + j + 1) * c_in];
+            let [o0, o1, o2, o3] = four_mut(vt, c_in, [4 * i, 4 * i + 1, 4 * i + 2, 4 * i + 3]);
+            bt(r(0), r(1), r(2), r(3), o0, o1, o2, o3);
+        }
+    }
+}
+
+/// Accumulates the weight gradient of a 3x3 "same" convolution over `n` whole images in
+/// the Winograd domain: `acc [16][c_in][c_out] += Σ_tiles V ⊙ (A dY Aᵀ)`, with `V = Bᵀ d B`
+/// the forward's input transform of `input [n * h * w, c_in]` and `dY` the 2x2 output
+/// tiles of `grad_out [n * h * w, c_out]` (zero past the board's edge, where the forward's
+/// tile outputs are discarded). The forward is `Y = Aᵀ (U ⊙ V) A` with `U = G g Gᵀ`, so
+/// `∂L/∂U = Σ_tiles (A dY Aᵀ) ⊙ V` (per channel pair: 16 products `Vₖᵀ [c_in, tiles] ·
+/// dMₖ [tiles, c_out]`) and [`weight_grad_from_winograd`] maps it to `∂L/∂g = Gᵀ (∂L/∂U) G`:
+/// 16 products per 2x2 outputs instead of im2col's 36.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn accumulate_weight_grad_winograd(
+    input: &[f32],
+    grad_out: &[f32],
+    n: usize,
+    h: usize,
+    w: usize,
+    c_in: usize,
+    c_out: usize,
+    acc: &mut [f32],
+    scratch: &mut WinogradScratch,
+) {
+    let squares = h * w;
+    assert_eq!(input.len(), n * squares * c_in);
+    assert_eq!(grad_out.len(), n * squares * c_out);
+    assert_eq!(acc.len(), 16 * c_in * c_out);
+    let tw = w.div_ceil(2);
+    let tiles_per_image = h.div_ceil(2) * tw;
+    let total = n * tiles_per_image;
+    let zeros = vec![0.0f32; c_in.max(c_out)];
+    let mut t0 = 0;
+    while t0 < total {
+        let nt = CHUNK_TILES.min(total - t0);
+        let v = sized(&mut scratch.v, nt * 16 * c_in);
+        let m = sized(&mut scratch.m, nt * 16 * c_out);
+        let tmp = sized(&mut scratch.tmp, 16 * c_in.max(c_out));
+        transform_input_tiles(input, c_in, h, w, t0, v, tmp, &zeros[..c_in]);
+
+        // dM = A dY Aᵀ per tile, vectorised over c_out.
+        for (lt, mt) in m.chunks_exact_mut(16 * c_out).enumerate() {
+            let t = t0 + lt;
+            let (img, rest) = (t / tiles_per_image, t % tiles_per_image);
+            let (ty, tx) = (rest / tw, rest % tw);
+            let dy = |a: usize, b: usize| -> &[f32] {
+                let (y, x) = (2 * ty + a, 2 * tx + b);
+                if y >= h || x >= w {
+                    &zeros[..c_out]
+                } else {
+                    let row = img * squares + y * w + x;
+                    &grad_out[row * c_out..(row + 1) * c_out]
+                }
+            };
+            // Columns: q[i][b] = (A dY)[i][b], in tmp as [4][2][c_out].
+            let q = &mut tmp[..8 * c_out];
+            for b in 0..2 {
+                let [o0, o1, o2, o3] = four_mut(q, c_out, [b, 2 + b, 4 + b, 6 + b]);
+                a_times(dy(0, b), dy(1, b), o0, o1, o2, o3);
+            }
+            // Rows: dM[i][j] = ((A dY) Aᵀ)[i][j].
+            for i in 0..4 {
+                let (q0, q1) = (&q[(2 * i) * c_out..(2 * i + 1) * c_out], &q[(2 * i + 1) * c_out..(2 * i + 2) * c_out]);
+                let [o0, o1, o2, o3] = four_mut(mt, c_out, [4 * i, 4 * i + 1, 4 * i + 2, 4 * i + 3]);
+                a_times(q0, q1, o0, o1, o2, o3);
+            }
+        }
+
+        // acc[k] [c_in, c_out] += V[., k, .]ᵀ [c_in, nt] · dM[., k, .] [nt, c_out].
+        for k in 0..16 {
+            assert!(v.len() >= (nt - 1) * 16 * c_in + k * c_in + c_in);
+            assert!(m.len() >= (nt - 1) * 16 * c_out + k * c_out + c_out);
+            let dst = &mut acc[k * c_in * c_out..(k + 1) * c_in * c_out];
+            // SAFETY: lhs element (ci, t) is v[t·16·c_in + k·c_in + ci] and rhs element
+            // (t, co) is m[t·16·c_out + k·c_out + co], inside v and m for t < nt (asserted);
+            // dst is exactly [c_in, c_out] and aliases neither.
+            unsafe {
+                gemm::gemm(
+                    c_in,
+                    c_out,
+                    nt,
+                    dst.as_mut_ptr(),
+                    1,
+                    c_out as isize,
+                    true,
+                    v.as_ptr().add(k * c_in),
+                    (16 * c_in) as isize,
+                    1,
+                    m.as_ptr().add(k * c_out),
+                    1,
+                    (16 * c_out) as isize,
+                    1.0,
+                    1.0,
+                    false,
+                    false,
+                    false,
+                    gemm::Parallelism::None,
+                );
+            }
+        }
+        t0 += nt;
+    }
+}
+
+/// `∂L/∂g = Gᵀ (∂L/∂U) G`: the Winograd-domain gradient `[16][c_in][c_out]` of
+/// [`accumulate_weight_grad_winograd`] as a 3x3 weight-matrix gradient `[9 * c_in, c_out]`
+/// (row `tap * c_in + ci`, the layout [`WinogradConv::new`] reads).
+pub(crate) fn weight_grad_from_winograd(d_u: &[f32], c_in: usize, c_out: usize) -> Vec<f32> {
+    assert_eq!(d_u.len(), 16 * c_in * c_out);
+    let mut dw = vec![0.0f32; 9 * c_in * c_out];
+    for (row, dst) in dw.chunks_exact_mut(c_out).enumerate() {
+        let (tap, ci) = (row / c_in, row % c_in);
+        let (i, j) = (tap / 3, tap % 3);
+        for xi in 0..4 {
+            for nu in 0..4 {
+                let coef = G[xi][i] * G[nu][j];
+                if coef == 0.0 {
+                    continue;
+                }
+                let src = &d_u[((xi * 4 + nu) * c_in + ci) * c_out..][..c_out];
+                dst.iter_mut().zip(src).for_each(|(d, &u)| *d += coef * u);
+            }
+        }
+    }
+    dw
+}
+
+/// `A` (4x2) applied to two vectors: `(y0, y0 + y1, y0 − y1, −y1)` (`A = Bᵀ`'s partner in
+/// F(2x2, 3x3): `Aᵀ = [[1, 1, 1, 0], [0, 1, −1, −1]]`).
+#[inline]
+fn a_times(y0: &[f32], y1: &[f32], o0: &mut [f32], o1: &mut [f32], o2: &mut [f32], o3: &mut [f32]) {
+    let n = o0.len();
+    let (y0, y1) = (&y0[..n], &y1[..n]);
+    let (o1, o2, o3) = (&mut o1[..n], &mut o2[..n], &mut o3[..n]);
+    for c in 0..n {
+        o0[c] = y0[c];
+        o1[c] = y0[c] + y1[c];
+        o2[c] = y0[c] - y1[c];
+        o3[c] = -y1[c];
     }
 }
 
@@ -288,6 +437,51 @@ mod tests {
     use crate::kernels::{conv_rows, ConvWeights};
     use crate::testutil::max_abs_diff;
     use rand::{Rng, SeedableRng};
+
+    /// The Winograd-domain weight gradient, mapped back, against the definition
+    /// `dW[tap·c_in + ci][co] = Σ_{image, y, x} dy[y, x, co] · input[y + i − 1, x + j − 1, ci]`
+    /// (zero outside the board), on odd and even boards and more tiles than one chunk.
+    #[test]
+    fn weight_gradient_matches_the_definition() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+        let mut r = |len: usize| -> Vec<f32> { (0..len).map(|_| rng.random::<f32>() - 0.5).collect() };
+        for &(n, h, w, c_in, c_out) in &[(3, 9, 9, 5, 7), (2, 3, 4, 4, 3), (40, 5, 6, 3, 2)] {
+            let input = r(n * h * w * c_in);
+            let dy = r(n * h * w * c_out);
+            let mut want = vec![0.0f64; 9 * c_in * c_out];
+            for img in 0..n {
+                for (y, x) in (0..h).flat_map(|y| (0..w).map(move |x| (y, x))) {
+                    for tap in 0..9 {
+                        let (sy, sx) = ((y + tap / 3) as isize - 1, (x + tap % 3) as isize - 1);
+                        if sy < 0 || sx < 0 || sy >= h as isize || sx >= w as isize {
+                            continue;
+                        }
+                        let at_in = (img * h * w + sy as usize * w + sx as usize) * c_in;
+                        let at_dy = (img * h * w + y * w + x) * c_out;
+                        for ci in 0..c_in {
+                            for co in 0..c_out {
+                                want[(tap * c_in + ci) * c_out + co] += input[at_in + ci] as f64 * dy[at_dy + co] as f64;
+                            }
+                        }
+                    }
+                }
+            }
+            let mut acc = vec![0.0; 16 * c_in * c_out];
+            // In two calls, as the training kernel accumulates image groups.
+            let split = n / 2;
+            let mut scratch = WinogradScratch::default();
+            for (imgs, at) in [(split, 0), (n - split, split)] {
+                let (i0, d0) = (at * h * w * c_in, at * h * w * c_out);
+                let input = &input[i0..i0 + imgs * h * w * c_in];
+                let dy = &dy[d0..d0 + imgs * h * w * c_out];
+                accumulate_weight_grad_winograd(input, dy, imgs, h, w, c_in, c_out, &mut acc, &mut scratch);
+            }
+            let got = weight_grad_from_winograd(&acc, c_in, c_out);
+            let want: Vec<f32> = want.iter().map(|&v| v as f32).collect();
+            let d = max_abs_diff(&want, &got);
+            assert!(d < 1e-4, "n={n} {h}x{w} {c_in}->{c_out}: {d}");
+        }
+    }
 
     #[test]
     fn matches_im2col_convolution() {
