@@ -18,6 +18,11 @@
 //!
 //! Convolutions followed by batch norm carry no bias (BN's beta plays that role).
 //! The policy head is convolutional: no dense layer of size `C*H*W x P*H*W`.
+//!
+//! Training on the CPU (burn-flex with autodiff) computes the same function with the
+//! activations channels-last, `[B, H, W, C]`, from the stem's output to the heads, through
+//! this crate's kernels ([`crate::fastconv`], [`crate::fastbn`]): no layout conversion
+//! between layers. Every other device and mode runs the NCHW graph above.
 
 use burn::module::Module;
 use burn::nn::conv::{Conv2d, Conv2dConfig};
