@@ -16,27 +16,20 @@ use crate::fastbn::{inv_std, Tail};
 const BLOCK_ROWS: usize = 81;
 
 /// Per-column totals over `rows` rows: `add_block(range, acc)` adds the rows of `range` into
-/// the f32 accumulator `acc` (`width` long); the blocks' accumulators are summed in f64.
+/// the f32 accumulator `acc` (`width` long, zeroed), one block per parallel task; the blocks'
+/// sums are then added in f64 in block order, so the result does not depend on how the
+/// work was split across threads (the same bits on every run).
 fn block_sums(rows: usize, width: usize, add_block: impl Fn(Range<usize>, &mut [f32]) + Sync) -> Vec<f64> {
-    (0..rows.div_ceil(BLOCK_ROWS))
-        .into_par_iter()
-        .fold(
-            || (vec![0.0f64; width], vec![0.0f32; width]),
-            |(mut total, mut block), i| {
-                block.fill(0.0);
-                add_block(i * BLOCK_ROWS..((i + 1) * BLOCK_ROWS).min(rows), &mut block);
-                total.iter_mut().zip(&block).for_each(|(t, &b)| *t += b as f64);
-                (total, block)
-            },
-        )
-        .map(|(total, _)| total)
-        .reduce(
-            || vec![0.0f64; width],
-            |mut a, b| {
-                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
-                a
-            },
-        )
+    let blocks = rows.div_ceil(BLOCK_ROWS);
+    let mut partial = vec![0.0f32; blocks * width];
+    if width > 0 {
+        partial.par_chunks_mut(width).enumerate().for_each(|(i, acc)| add_block(i * BLOCK_ROWS..((i + 1) * BLOCK_ROWS).min(rows), acc));
+    }
+    let mut total = vec![0.0f64; width];
+    for block in partial.chunks_exact(width.max(1)) {
+        total.iter_mut().zip(block).for_each(|(t, &b)| *t += b as f64);
+    }
+    total
 }
 
 /// Per-channel mean and biased variance of `x [rows, c]` (two-pass).
@@ -58,8 +51,8 @@ fn channel_stats(x: &[f32], c: usize) -> (Vec<f32>, Vec<f32>) {
     (mean, var)
 }
 
-/// `relu(bn(x) [+ skip])` of `x [rows, c]` with the batch's statistics: (`y`, mean, biased
-/// variance). `tail` is [`Tail::Relu`] or [`Tail::AddRelu`] (the skip as `[rows, c]`).
+/// `bn(x)` and its `tail` (ReLU, or the skip `[rows, c]` added then ReLU) of `x [rows, c]`
+/// with the batch's statistics: (`y`, mean, biased variance).
 pub(crate) fn forward(x: &[f32], gamma: &[f32], beta: &[f32], tail: Tail<'_>, c: usize, epsilon: f64) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
     assert!(c > 0 && x.len() % c == 0 && gamma.len() == c && beta.len() == c, "batch norm: x must be [rows, {c}]");
     let (mean, var) = channel_stats(x, c);
@@ -69,6 +62,9 @@ pub(crate) fn forward(x: &[f32], gamma: &[f32], beta: &[f32], tail: Tail<'_>, c:
     // and the loops below vectorise.
     let (mean_c, scale, beta) = (&mean[..c], &scale[..c], &beta[..c]);
     let len = x.len();
+    if let Tail::AddRelu(skip) = tail {
+        assert_eq!(skip.len(), len, "batch norm: the skip input must have x's shape");
+    }
     // Written whole below, so not zero-filled first.
     let mut y: Vec<f32> = Vec::with_capacity(len);
     let block = BLOCK_ROWS * c;
@@ -80,7 +76,6 @@ pub(crate) fn forward(x: &[f32], gamma: &[f32], beta: &[f32], tail: Tail<'_>, c:
             Tail::None => rows.for_each(|(o, v)| (0..c).for_each(|j| _ = o[j].write(norm(v[j], j)))),
             Tail::Relu => rows.for_each(|(o, v)| (0..c).for_each(|j| _ = o[j].write(norm(v[j], j).max(0.0)))),
             Tail::AddRelu(skip) => {
-                assert_eq!(skip.len(), len, "batch norm: the skip input must have x's shape");
                 let skip = skip[i * block..].chunks_exact(c).map(|k| &k[..c]);
                 rows.zip(skip).for_each(|((o, v), k)| (0..c).for_each(|j| _ = o[j].write((norm(v[j], j) + k[j]).max(0.0))));
             }

@@ -5,7 +5,8 @@
 //! its backward are chains of about fifteen element-wise, transpose and reduction ops,
 //! each a full pass over the activation, and on two threads they were most of the gap
 //! between our training step and PyTorch's. This computes the same function in two passes
-//! each way, NCHW, split across threads:
+//! each way, split across threads; NCHW here, channels-last rows in [`crate::bn_rows`]
+//! (the training tower's layout, same formulas):
 //!
 //! - forward: per channel (parallel) the batch mean μ and biased variance σ² (two-pass,
 //!   f32 within a board, f64 across boards); then per image row (parallel)

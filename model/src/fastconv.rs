@@ -4,7 +4,7 @@
 //! burn-flex's own conv2d runs one small matrix product per image and its backward uses a
 //! transposed convolution plus layout copies; on a 9x9 board most of the matrix kernel's
 //! speed is lost. This op computes the same function (3x3 kernel, stride 1, zero padding 1,
-//! no bias, NCHW tensors) by converting groups of images to channels-last rows:
+//! no bias) on channels-last rows, converting NCHW sides per group of images (see below):
 //!
 //! - forward: `y = conv3x3(x, W)` with Winograd F(2x2, 3x3) ([`crate::winograd`]) on
 //!   whole-image groups; batches smaller than twice the thread count use im2col with the
@@ -201,9 +201,6 @@ pub(crate) fn flex_f32(values: Vec<f32>, shape: Vec<usize>) -> FlexTensor {
 fn conv3x3_kernel(x: &[f32], wm: &[f32], b: usize, c: usize, o: usize, h: usize, w: usize, from: ImageLayout, to: ImageLayout) -> Vec<f32> {
     let s = h * w;
     let n = b * o * s;
-    // Written whole below, so not zero-filled first (a memset of every activation was 5%
-    // of a training step).
-    let mut out: Vec<f32> = Vec::with_capacity(n);
     let g = group_size(b);
     let threads = rayon::current_num_threads().max(1);
     if b < 2 * threads {
@@ -214,28 +211,36 @@ fn conv3x3_kernel(x: &[f32], wm: &[f32], b: usize, c: usize, o: usize, h: usize,
         let rows_in = rows_of(x, c, s, from, &mut buf);
         let mut rows_out = vec![0.0; b * s * o];
         conv_all(weights, rows_in, h, w, &mut rows_out, None, false, true);
-        if to == ImageLayout::Nhwc {
-            return rows_out;
-        }
-        from_rows(&rows_out, o, s, &mut out.spare_capacity_mut()[..n]);
-    } else {
-        let conv = WinogradConv::new(c, o, wm, &vec![0.0; o]);
-        // Each image is contiguous in both layouts, so groups of whole images split both.
-        x.par_chunks(g * c * s).zip(out.spare_capacity_mut()[..n].par_chunks_mut(g * o * s)).for_each(|(xg, og)| {
-            with_scratch(|ConvScratch { rows_in, rows_out, winograd }| {
-                let n = xg.len() / (c * s);
-                let input = rows_of(xg, c, s, from, rows_in);
-                match to {
-                    ImageLayout::Nhwc => conv3x3_winograd_into(&conv, input, n, h, w, og, None, false, winograd),
-                    ImageLayout::Nchw => {
-                        let rows_out = sized(rows_out, n * s * o);
-                        conv3x3_winograd(&conv, input, n, h, w, rows_out, None, false, winograd);
-                        from_rows(rows_out, o, s, og);
-                    }
-                }
-            })
-        });
+        return match to {
+            ImageLayout::Nhwc => rows_out,
+            ImageLayout::Nchw => {
+                let mut out: Vec<f32> = Vec::with_capacity(n);
+                from_rows(&rows_out, o, s, &mut out.spare_capacity_mut()[..n]);
+                // SAFETY: from_rows asserts that it writes all of its n-element destination.
+                unsafe { out.set_len(n) };
+                out
+            }
+        };
     }
+    // Written whole below, so not zero-filled first (a memset of every activation was 5%
+    // of a training step).
+    let mut out: Vec<f32> = Vec::with_capacity(n);
+    let conv = WinogradConv::new(c, o, wm, &vec![0.0; o]);
+    // Each image is contiguous in both layouts, so groups of whole images split both.
+    x.par_chunks(g * c * s).zip(out.spare_capacity_mut()[..n].par_chunks_mut(g * o * s)).for_each(|(xg, og)| {
+        with_scratch(|ConvScratch { rows_in, rows_out, winograd }| {
+            let n = xg.len() / (c * s);
+            let input = rows_of(xg, c, s, from, rows_in);
+            match to {
+                ImageLayout::Nhwc => conv3x3_winograd_into(&conv, input, n, h, w, og, None, false, winograd),
+                ImageLayout::Nchw => {
+                    let rows_out = sized(rows_out, n * s * o);
+                    conv3x3_winograd(&conv, input, n, h, w, rows_out, None, false, winograd);
+                    from_rows(rows_out, o, s, og);
+                }
+            }
+        })
+    });
     // SAFETY: every element was written: the chunks of x (g images of c·s) and of the
     // output (g images of o·s) pair up one to one over the b images, and each output chunk
     // is written whole, by conv3x3_winograd_into (which writes all of its n·s·o outputs)
@@ -439,13 +444,14 @@ mod tests {
         let w1 = random([3, 5, 3, 3], &d);
         let diff = max_abs_diff(&to_vec(conv3x3(x1.clone(), w1.clone())), &to_vec(reference(x1, w1)));
         assert!(diff < 1e-4, "{diff}");
-        // 7 images: Winograd on uneven groups; non-square board.
-        let x = random([7, 5, 4, 6], &d);
+        // More images than twice the threads: Winograd on uneven groups; non-square board.
+        let b = batches_for_both_paths()[1];
+        let x = random([b, 5, 4, 6], &d);
         let w = random([3, 5, 3, 3], &d);
         let diff = max_abs_diff(&to_vec(conv3x3(x.clone(), w.clone())), &to_vec(reference(x.clone(), w.clone())));
         assert!(diff < 1e-4, "{diff}");
         // Non-contiguous input (a permuted view).
-        let xt = random([7, 4, 5, 6], &d).swap_dims(1, 2);
+        let xt = random([b, 4, 5, 6], &d).swap_dims(1, 2);
         let diff = max_abs_diff(&to_vec(conv3x3(xt.clone(), w.clone())), &to_vec(reference(xt, w)));
         assert!(diff < 1e-4, "{diff}");
     }
@@ -458,12 +464,19 @@ mod tests {
         }
     }
 
+    /// Batch sizes that take each path of the forward kernel whatever the thread count:
+    /// one image (im2col, rows split across threads) and more than twice the threads
+    /// (Winograd on image groups, the last one short).
+    fn batches_for_both_paths() -> [usize; 2] {
+        [1, 2 * rayon::current_num_threads() + 3]
+    }
+
     #[test]
     fn every_pair_of_layouts_computes_burns_convolution() {
         use ImageLayout::{Nchw, Nhwc};
         let d = cpu_device();
-        // 1 image: the im2col path; 7: Winograd on uneven groups. A non-square board.
-        for b in [1, 7] {
+        // A non-square board.
+        for b in batches_for_both_paths() {
             let x = random([b, 5, 4, 6], &d);
             let w = random([3, 5, 3, 3], &d);
             let want = reference(x.clone(), w.clone());
@@ -481,27 +494,31 @@ mod tests {
     #[test]
     fn channels_last_gradients_match_burn_conv2d() {
         let d = cpu_train_device();
-        let x = random([5, 4, 3, 5], &d).require_grad();
-        let w = random([6, 4, 3, 3], &d).require_grad();
-        let r = random([5, 6, 3, 5], &d);
+        for b in batches_for_both_paths() {
+            let x = random([b, 4, 3, 5], &d).require_grad();
+            let w = random([6, 4, 3, 3], &d).require_grad();
+            let r = random([b, 6, 3, 5], &d);
 
-        // x -> channels-last -> conv -> channels-last output, weighted by r (made channels-last).
-        let x_nhwc = x.clone().permute([0, 2, 3, 1]);
-        let y = conv3x3_layout(x_nhwc, w.clone(), ImageLayout::Nhwc, ImageLayout::Nhwc);
-        let g_fast = (y * r.clone().permute([0, 2, 3, 1])).sum().backward();
-        let g_ref = (reference(x.clone(), w.clone()) * r).sum().backward();
+            // x -> channels-last -> conv -> channels-last output, weighted by r (made
+            // channels-last).
+            let x_nhwc = x.clone().permute([0, 2, 3, 1]);
+            let y = conv3x3_layout(x_nhwc, w.clone(), ImageLayout::Nhwc, ImageLayout::Nhwc);
+            let g_fast = (y * r.clone().permute([0, 2, 3, 1])).sum().backward();
+            let g_ref = (reference(x.clone(), w.clone()) * r).sum().backward();
 
-        let dx = max_abs_diff(&to_vec(x.grad(&g_fast).unwrap()), &to_vec(x.grad(&g_ref).unwrap()));
-        let dw = max_abs_diff(&to_vec(w.grad(&g_fast).unwrap()), &to_vec(w.grad(&g_ref).unwrap()));
-        assert!(dx < 1e-3 && dw < 1e-3, "dx {dx}, dw {dw}");
+            let dx = max_abs_diff(&to_vec(x.grad(&g_fast).unwrap()), &to_vec(x.grad(&g_ref).unwrap()));
+            let dw = max_abs_diff(&to_vec(w.grad(&g_fast).unwrap()), &to_vec(w.grad(&g_ref).unwrap()));
+            assert!(dx < 1e-3 && dw < 1e-3, "batch {b}: dx {dx}, dw {dw}");
+        }
     }
 
     #[test]
     fn gradients_match_burn_conv2d() {
         let d = cpu_train_device();
-        let x = random([5, 4, 3, 5], &d).require_grad();
+        let b = batches_for_both_paths()[1];
+        let x = random([b, 4, 3, 5], &d).require_grad();
         let w = random([6, 4, 3, 3], &d).require_grad();
-        let r = random([5, 6, 3, 5], &d);
+        let r = random([b, 6, 3, 5], &d);
 
         let g_fast = (conv3x3(x.clone(), w.clone()) * r.clone()).sum().backward();
         let g_ref = (reference(x.clone(), w.clone()) * r).sum().backward();

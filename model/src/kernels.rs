@@ -95,9 +95,10 @@ pub(crate) fn matmul_acc(m: usize, n: usize, k: usize, dst: &mut [f32], dst_rs: 
 /// `e^x` in f32 without a library call, so loops over it vectorise (glibc's `expf` is
 /// scalar; the policy loss takes two exponentials per logit per step, 4% of a training
 /// step with it). Cody–Waite reduction `x = n·ln 2 + r`, `|r| ≤ ln 2 / 2`, then the Taylor
-/// polynomial of `e^r` to degree 7 (truncation below 2e-9 relative) and `2^n` built in the
-/// exponent bits: within a few f32 ulps of `e^x`. Below −87 (where `e^x` < 2⁻¹²⁵, the
-/// bottom of f32's normal range) the result is 0; above 88 it saturates at `e^88`.
+/// polynomial of `e^r` to degree 7 (truncation below 1e-8 relative) and `2^n` built in the
+/// exponent bits: within a few f32 ulps of `e^x`. Below −87 (`e^x` < 2⁻¹²⁵, next to the
+/// bottom of f32's normal range, 2⁻¹²⁶) the result is 0; above 88 it saturates at `e^88`;
+/// NaN stays NaN.
 #[inline(always)]
 pub(crate) fn exp_f32(x: f32) -> f32 {
     const LOG2_E: f32 = std::f32::consts::LOG2_E;
@@ -256,5 +257,8 @@ mod tests {
         assert_eq!(exp_f32(-87.5), 0.0);
         assert_eq!(exp_f32(-1e9), 0.0);
         assert_eq!(exp_f32(f32::NEG_INFINITY), 0.0);
+        assert!(exp_f32(f32::NAN).is_nan());
+        assert_eq!(exp_f32(f32::INFINITY), exp_f32(88.0));
+        assert!(exp_f32(88.0).is_finite());
     }
 }

@@ -33,7 +33,8 @@ use burn::tensor::{Device, Tensor};
 use crate::config::{ConfigError, NetConfig};
 use crate::fastconv::ImageLayout;
 
-/// Convolution without bias followed by batch norm. Input and output `[B, C, H, W]`.
+/// Convolution without bias followed by batch norm. Input and output `[B, C, H, W]`
+/// (channels-last `[B, H, W, C]` on the CPU training path, see the module doc).
 #[derive(Module, Debug)]
 pub struct ConvBn {
     /// Weight `[c_out, c_in, k, k]`, no bias.
@@ -157,7 +158,8 @@ fn conv_channels_last(conv: &Conv2d, x: Tensor<4>, from: ImageLayout) -> Tensor<
     }
 }
 
-/// Residual block: `ReLU(x + BN(conv(ReLU(BN(conv(x))))))`, `[B, C, H, W]` throughout.
+/// Residual block: `ReLU(x + BN(conv(ReLU(BN(conv(x))))))`, `[B, C, H, W]` throughout
+/// (`[B, H, W, C]` on the CPU training path).
 #[derive(Module, Debug)]
 pub struct ResBlock {
     /// First 3x3 conv + BN.
@@ -389,19 +391,22 @@ mod tests {
     #[test]
     fn fast_and_reference_gradients_agree() {
         let cfg = tiny_config();
-        let batch = OwnedBatch::random(&cfg, 4, 3);
+        // More images than twice the threads: the convolutions take their Winograd path
+        // (their own tests cover the small-batch path).
+        let b = 2 * rayon::current_num_threads() + 3;
+        let batch = OwnedBatch::random(&cfg, b, 3);
         let device = cpu_train_device();
         let initial = Net::new(&cfg, &device).unwrap().into_record();
         let grads_of = |fast: bool| {
             // A copy each, so each path updates its own running statistics.
             let net = Net::new(&cfg, &device).unwrap().load_record(initial.clone());
-            let x = crate::tensor_util::input_tensor(&cfg, &batch.input, 4, &device);
+            let x = crate::tensor_util::input_tensor(&cfg, &batch.input, b, &device);
             let out = if fast { net.forward(x) } else { net.forward_reference(x) };
             let d = &device;
             let l = crate::train::losses(
                 out,
-                crate::tensor_util::matrix(&batch.policy_target, 4, cfg.policy_len(), d),
-                crate::tensor_util::matrix(&batch.value_target, 4, 3, d),
+                crate::tensor_util::matrix(&batch.policy_target, b, cfg.policy_len(), d),
+                crate::tensor_util::matrix(&batch.value_target, b, 3, d),
                 None,
                 1.0,
             );

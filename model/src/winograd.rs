@@ -89,7 +89,9 @@ pub(crate) fn conv3x3_winograd(
 }
 
 /// [`conv3x3_winograd`] into a buffer that need not be initialised: every one of the
-/// `n * h * w * c_out` elements of `out` is written (the 2x2 tiles cover each image).
+/// `n * h * w * c_out` elements of `out` is written (the 2x2 tiles cover each image), and
+/// only ever with a computed value (never `MaybeUninit::uninit()`), which the `&mut [f32]`
+/// wrapper relies on.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn conv3x3_winograd_into(
     conv: &WinogradConv,
@@ -481,6 +483,21 @@ mod tests {
             let d = max_abs_diff(&want, &got);
             assert!(d < 1e-4, "n={n} {h}x{w} {c_in}->{c_out}: {d}");
         }
+    }
+
+    /// Into a buffer full of NaN (standing for uninitialised memory): no element is left
+    /// unwritten, on an odd board whose edge tiles stick out.
+    #[test]
+    fn writes_every_output_element() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let (n, h, w, c_in, c_out) = (3, 9, 7, 4, 5);
+        let weight: Vec<f32> = (0..9 * c_in * c_out).map(|_| rng.random::<f32>() - 0.5).collect();
+        let input: Vec<f32> = (0..n * h * w * c_in).map(|_| rng.random::<f32>() - 0.5).collect();
+        let conv = WinogradConv::new(c_in, c_out, &weight, &vec![0.0; c_out]);
+        let mut out = vec![MaybeUninit::new(f32::NAN); n * h * w * c_out];
+        conv3x3_winograd_into(&conv, &input, n, h, w, &mut out, None, false, &mut WinogradScratch::default());
+        // SAFETY: every element was initialised (to NaN) when the buffer was made.
+        assert!(out.iter().all(|v| unsafe { v.assume_init() }.is_finite()));
     }
 
     #[test]
