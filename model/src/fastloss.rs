@@ -29,6 +29,7 @@ use burn::backend::{backend_extension, Backend, Dispatch, Flex};
 use burn::tensor::activation::log_softmax;
 use burn::tensor::{DType, Tensor};
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 use crate::fastconv::{f32_data, flex_f32, is_flex};
 use crate::kernels::exp_f32;
@@ -91,8 +92,12 @@ fn dims2(t: &FlexTensor) -> (usize, usize) {
     (shape[0], shape[1])
 }
 
+// The helpers below are inlined into the multiversioned row functions, so they are
+// compiled for those functions' targets (AVX2, AVX-512).
+
 /// The effective logits `e` of one row (see the module doc) into `buf`.
-fn effective_row<'a>(l: &[f32], m: Option<&[f32]>, buf: &'a mut Vec<f32>) -> &'a [f32] {
+#[inline(always)]
+fn effective_row<'a>(l: &[f32], m: Option<&[f32]>, buf: &'a mut Vec<f32>) -> &'a mut [f32] {
     buf.clear();
     match m {
         Some(m) => buf.extend(l.iter().zip(m).map(|(&l, &m)| l + (m - 1.0) * ILLEGAL)),
@@ -101,42 +106,44 @@ fn effective_row<'a>(l: &[f32], m: Option<&[f32]>, buf: &'a mut Vec<f32>) -> &'a
     buf
 }
 
-/// Independent accumulators per row pass, so the reductions below vectorise (a single
-/// running max or sum is a chain of dependent instructions).
+/// Independent accumulators, as fixed-size arrays, so the reductions below vectorise (a
+/// single running max or sum is a chain of dependent instructions, and lanes of unknown
+/// length are not unrolled).
 const LANES: usize = 8;
 
+/// Columns per f32 partial sum; the partial sums are added in f64.
+const BLOCK: usize = 64;
+
 /// The largest element of a non-empty row.
+#[inline(always)]
 fn row_max(e: &[f32]) -> f32 {
     let mut lanes = [f32::NEG_INFINITY; LANES];
     let chunks = e.chunks_exact(LANES);
     let rest = chunks.remainder().iter().fold(f32::NEG_INFINITY, |a, &v| a.max(v));
     for chunk in chunks {
-        lanes.iter_mut().zip(chunk).for_each(|(a, &v)| *a = a.max(v));
+        let chunk: &[f32; LANES] = chunk.try_into().expect("chunks_exact gives LANES");
+        for k in 0..LANES {
+            lanes[k] = lanes[k].max(chunk[k]);
+        }
     }
     lanes.iter().fold(rest, |a, &v| a.max(v))
 }
 
-/// The sum of a row's elements, in f32 lanes.
-fn lane_sum(v: &[f32]) -> f32 {
-    let mut lanes = [0.0f32; LANES];
-    let chunks = v.chunks_exact(LANES);
-    let rest: f32 = chunks.remainder().iter().sum();
-    for chunk in chunks {
-        lanes.iter_mut().zip(chunk).for_each(|(a, &x)| *a += x);
-    }
-    rest + lanes.iter().sum::<f32>()
-}
-
-/// `Σ exp(e_i − max)` over a row: f32 lanes within blocks of 64 columns, f64 across blocks.
-fn shifted_exp_sum(e: &[f32], max: f32) -> f64 {
-    const BLOCK: usize = 64;
+/// `Σ f(a_i, b_i)` over two equally long rows: f32 lanes within blocks of [`BLOCK`]
+/// columns, f64 across blocks.
+#[inline(always)]
+fn row_sum(a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f32) -> f64 {
     let mut total = 0.0f64;
-    for block in e.chunks(BLOCK) {
+    for (block_a, block_b) in a.chunks(BLOCK).zip(b.chunks(BLOCK)) {
         let mut lanes = [0.0f32; LANES];
-        let chunks = block.chunks_exact(LANES);
-        let rest: f32 = chunks.remainder().iter().map(|&v| exp_f32(v - max)).sum();
-        for chunk in chunks {
-            lanes.iter_mut().zip(chunk).for_each(|(a, &v)| *a += exp_f32(v - max));
+        let (chunks_a, chunks_b) = (block_a.chunks_exact(LANES), block_b.chunks_exact(LANES));
+        let rest: f32 = chunks_a.remainder().iter().zip(chunks_b.remainder()).map(|(&x, &y)| f(x, y)).sum();
+        for (x, y) in chunks_a.zip(chunks_b) {
+            let x: &[f32; LANES] = x.try_into().expect("chunks_exact gives LANES");
+            let y: &[f32; LANES] = y.try_into().expect("chunks_exact gives LANES");
+            for k in 0..LANES {
+                lanes[k] += f(x[k], y[k]);
+            }
         }
         total += rest as f64 + lanes.iter().map(|&v| v as f64).sum::<f64>();
     }
@@ -144,17 +151,17 @@ fn shifted_exp_sum(e: &[f32], max: f32) -> f64 {
 }
 
 /// Per row: (log-sum-exp of the effective logits, row loss, target mass). `buf` is scratch.
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2+fma"))]
 fn row_forward(l: &[f32], t: &[f32], m: Option<&[f32]>, buf: &mut Vec<f32>) -> (f32, f64, f64) {
     let e = effective_row(l, m, buf);
     let max = row_max(e);
-    let lse = max as f64 + shifted_exp_sum(e, max).ln();
-    let (mut mass, mut dot) = (0.0f64, 0.0f64);
-    for (&ti, &ei) in t.iter().zip(e) {
-        if ti != 0.0 {
-            mass += ti as f64;
-            dot += ti as f64 * ei as f64;
-        }
+    let mass = row_sum(t, t, |ti, _| ti);
+    let dot = row_sum(t, e, |ti, ei| ti * ei);
+    // e is not needed after this: its exponentials replace it (a plain loop vectorises).
+    for v in e.iter_mut() {
+        *v = exp_f32(*v - max);
     }
+    let lse = max as f64 + row_sum(e, e, |p, _| p).ln();
     (lse as f32, mass * lse - dot, mass)
 }
 
@@ -171,6 +178,25 @@ fn forward(l: &[f32], t: &[f32], m: Option<&[f32]>, rows: usize, cols: usize) ->
     (loss as f32, per_row.iter().map(|r| r.0).collect(), mass as f32)
 }
 
+/// One row's gradient `(T·softmax(e) − t)·scale` into `out` (every element written).
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2+fma"))]
+fn row_backward(out: &mut [MaybeUninit<f32>], lr: &[f32], tr: &[f32], mr: Option<&[f32]>, lse: f32, scale: f32) {
+    let k = row_sum(tr, tr, |ti, _| ti) as f32 * scale;
+    // One loop per case (no per-element branch), so each vectorises.
+    match mr {
+        Some(mr) => {
+            for (((o, &lv), &mv), &tv) in out.iter_mut().zip(lr).zip(mr).zip(tr) {
+                o.write(k * exp_f32(lv + (mv - 1.0) * ILLEGAL - lse) - scale * tv);
+            }
+        }
+        None => {
+            for ((o, &lv), &tv) in out.iter_mut().zip(lr).zip(tr) {
+                o.write(k * exp_f32(lv - lse) - scale * tv);
+            }
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn backward(l: &[f32], t: &[f32], m: Option<&[f32]>, lse: &[f32], mass: f32, upstream: f32, rows: usize, cols: usize) -> Vec<f32> {
     let scale = upstream / mass;
@@ -182,21 +208,7 @@ fn backward(l: &[f32], t: &[f32], m: Option<&[f32]>, lse: &[f32], mass: f32, ups
         let at = r * cols;
         let (lr, tr) = (&l[at..at + cols], &t[at..at + cols]);
         let mr = m.map(|m| &m[at..at + cols]);
-        let k = lane_sum(tr) * scale;
-        let lse = lse[r];
-        // One loop per case (no per-element branch), so each vectorises.
-        match mr {
-            Some(mr) => {
-                for (((o, &lv), &mv), &tv) in out.iter_mut().zip(lr).zip(mr).zip(tr) {
-                    o.write(k * exp_f32(lv + (mv - 1.0) * ILLEGAL - lse) - scale * tv);
-                }
-            }
-            None => {
-                for ((o, &lv), &tv) in out.iter_mut().zip(lr).zip(tr) {
-                    o.write(k * exp_f32(lv - lse) - scale * tv);
-                }
-            }
-        }
+        row_backward(out, lr, tr, mr, lse[r], scale);
     });
     // SAFETY: every element of every row of cols was written (the rows cover len).
     unsafe { dl.set_len(len) };

@@ -93,6 +93,7 @@ pub(crate) fn conv3x3_winograd(
 /// only ever with a computed value (never `MaybeUninit::uninit()`), which the `&mut [f32]`
 /// wrapper relies on.
 #[allow(clippy::too_many_arguments)]
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2+fma"))]
 pub(crate) fn conv3x3_winograd_into(
     conv: &WinogradConv,
     input: &[f32],
@@ -195,6 +196,7 @@ pub(crate) fn conv3x3_winograd_into(
 /// images in rows `input [n * h * w, c_in]` into `v [nt][16][c_in]`; `tmp` holds at least
 /// `16 * c_in`, `zeros` `c_in` zeros (the padding outside the board).
 #[allow(clippy::too_many_arguments)]
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2+fma"))]
 fn transform_input_tiles(input: &[f32], c_in: usize, h: usize, w: usize, t0: usize, v: &mut [f32], tmp: &mut [f32], zeros: &[f32]) {
     let squares = h * w;
     let tw = w.div_ceil(2);
@@ -237,6 +239,7 @@ fn transform_input_tiles(input: &[f32], c_in: usize, h: usize, w: usize, t0: usi
 /// dMₖ [tiles, c_out]`) and [`weight_grad_from_winograd`] maps it to `∂L/∂g = Gᵀ (∂L/∂U) G`:
 /// 16 products per 2x2 outputs instead of im2col's 36.
 #[allow(clippy::too_many_arguments)]
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2+fma"))]
 pub(crate) fn accumulate_weight_grad_winograd(
     input: &[f32],
     grad_out: &[f32],
