@@ -69,22 +69,34 @@ pub(crate) fn forward(x: &[f32], gamma: &[f32], beta: &[f32], tail: Tail<'_>, c:
     let mut y: Vec<f32> = Vec::with_capacity(len);
     let block = BLOCK_ROWS * c;
     y.spare_capacity_mut()[..len].par_chunks_mut(block).zip(x.par_chunks(block)).enumerate().for_each(|(i, (out, inp))| {
-        let rows = out.chunks_exact_mut(c).map(|o| &mut o[..c]).zip(inp.chunks_exact(c).map(|v| &v[..c]));
-        // `(v − μ)·γ/σ + β`, as the channels-first kernel computes it.
-        let norm = |v: f32, j: usize| (v - mean_c[j]) * scale[j] + beta[j];
-        match tail {
-            Tail::None => rows.for_each(|(o, v)| (0..c).for_each(|j| _ = o[j].write(norm(v[j], j)))),
-            Tail::Relu => rows.for_each(|(o, v)| (0..c).for_each(|j| _ = o[j].write(norm(v[j], j).max(0.0)))),
-            Tail::AddRelu(skip) => {
-                let skip = skip[i * block..].chunks_exact(c).map(|k| &k[..c]);
-                rows.zip(skip).for_each(|((o, v), k)| (0..c).for_each(|j| _ = o[j].write((norm(v[j], j) + k[j]).max(0.0))));
-            }
-        }
+        let tail = match tail {
+            Tail::AddRelu(skip) => Tail::AddRelu(&skip[i * block..]),
+            other => other,
+        };
+        normalise_block(out, inp, tail, mean_c, scale, beta);
     });
     // SAFETY: the output's blocks pair one to one with x's blocks (same lengths, both a
     // multiple of c, asserted), and every row of c in each block is written whole.
     unsafe { y.set_len(len) };
     (y, mean, var)
+}
+
+/// `(v − μ)·γ/σ + β` (as the channels-first kernel computes it) and the tail, for the rows
+/// of one block: every element of `out` (as long as `inp`, whole rows of c) written.
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2+fma"))]
+fn normalise_block<'a>(out: &mut [MaybeUninit<f32>], inp: &[f32], tail: Tail<'a>, mean: &[f32], scale: &[f32], beta: &[f32]) {
+    let c = mean.len();
+    let (scale, beta) = (&scale[..c], &beta[..c]);
+    let rows = out.chunks_exact_mut(c).map(|o| &mut o[..c]).zip(inp.chunks_exact(c).map(|v| &v[..c]));
+    let norm = |v: f32, j: usize| (v - mean[j]) * scale[j] + beta[j];
+    match tail {
+        Tail::None => rows.for_each(|(o, v)| (0..c).for_each(|j| _ = o[j].write(norm(v[j], j)))),
+        Tail::Relu => rows.for_each(|(o, v)| (0..c).for_each(|j| _ = o[j].write(norm(v[j], j).max(0.0)))),
+        Tail::AddRelu(skip) => {
+            let skip = skip.chunks_exact(c).map(|k| &k[..c]);
+            rows.zip(skip).for_each(|((o, v), k)| (0..c).for_each(|j| _ = o[j].write((norm(v[j], j) + k[j]).max(0.0))));
+        }
+    }
 }
 
 /// The buffers and statistics of one batch norm's backward pass (channels-last rows).
@@ -99,6 +111,73 @@ pub(crate) struct Saved<'a> {
     pub epsilon: f64,
 }
 
+/// The ReLU-masked gradient: none where the forward's output was clipped to 0.
+#[inline(always)]
+fn masked(d: f32, o: f32) -> f32 {
+    if o > 0.0 {
+        d
+    } else {
+        0.0
+    }
+}
+
+/// Adds one block's `Σ g` (first `c` of `acc`) and `Σ g·x̂` (last `c`) per channel, with `g`
+/// the masked gradient.
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2+fma"))]
+fn gradient_sums_block(x: &[f32], dy: &[f32], output: &[f32], mean: &[f32], inv: &[f32], acc: &mut [f32]) {
+    let c = mean.len();
+    let inv = &inv[..c];
+    let (d_beta, d_gamma) = acc.split_at_mut(c);
+    let (d_beta, d_gamma) = (&mut d_beta[..c], &mut d_gamma[..c]);
+    for ((xr, dr), or) in x.chunks_exact(c).zip(dy.chunks_exact(c)).zip(output.chunks_exact(c)) {
+        let (xr, dr, or) = (&xr[..c], &dr[..c], &or[..c]);
+        for j in 0..c {
+            let g = masked(dr[j], or[j]);
+            d_beta[j] += g;
+            d_gamma[j] += g * ((xr[j] - mean[j]) * inv[j]);
+        }
+    }
+}
+
+/// Per-channel constants of the input gradient, each exactly `c` long.
+struct PerChannel<'a> {
+    mean: &'a [f32],
+    inv: &'a [f32],
+    /// γ/σ.
+    scale: &'a [f32],
+    /// dβ/n.
+    mean_d_beta: &'a [f32],
+    /// dγ/n.
+    mean_d_gamma: &'a [f32],
+}
+
+/// `dx = γ/σ · (g − dβ/n − x̂·dγ/n)` for the rows of one block into `dx`, and the masked
+/// gradient `g` into `d_skip` if given: every element of both written (as long as `x`,
+/// whole rows of c).
+#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2+fma"))]
+fn input_gradient_block<'a>(dx: &mut [MaybeUninit<f32>], d_skip: Option<&mut [MaybeUninit<f32>]>, x: &[f32], dy: &[f32], output: &[f32], k: &PerChannel<'a>) {
+    let c = k.mean.len();
+    let (mean, inv, scale, mdb, mdg) = (&k.mean[..c], &k.inv[..c], &k.scale[..c], &k.mean_d_beta[..c], &k.mean_d_gamma[..c]);
+    let rows = dx.chunks_exact_mut(c).zip(x.chunks_exact(c).zip(dy.chunks_exact(c)).zip(output.chunks_exact(c)));
+    let dx_row = |o: &mut [MaybeUninit<f32>], xr: &[f32], dr: &[f32], or: &[f32]| {
+        let (o, xr, dr, or) = (&mut o[..c], &xr[..c], &dr[..c], &or[..c]);
+        for j in 0..c {
+            let xhat = (xr[j] - mean[j]) * inv[j];
+            o[j].write(scale[j] * (masked(dr[j], or[j]) - mdb[j] - xhat * mdg[j]));
+        }
+    };
+    match d_skip {
+        Some(d_skip) => {
+            for ((o, ((xr, dr), or)), g) in rows.zip(d_skip.chunks_exact_mut(c)) {
+                dx_row(o, xr, dr, or);
+                let (g, dr, or) = (&mut g[..c], &dr[..c], &or[..c]);
+                (0..c).for_each(|j| _ = g[j].write(masked(dr[j], or[j])));
+            }
+        }
+        None => rows.for_each(|(o, ((xr, dr), or))| dx_row(o, xr, dr, or)),
+    }
+}
+
 /// Gradients `(dx, dγ, dβ, d_skip)` of `relu(bn(x) [+ skip])` given the output gradient
 /// `dy [rows, c]`; `d_skip` (the ReLU-masked `dy`) only when `want_masked`.
 pub(crate) fn backward(saved: &Saved<'_>, dy: &[f32], want_masked: bool, c: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>, Option<Vec<f32>>) {
@@ -108,61 +187,36 @@ pub(crate) fn backward(saved: &Saved<'_>, dy: &[f32], want_masked: bool, c: usiz
     let rows = len / c;
     let n = rows.max(1) as f64;
     let inv = inv_std(variance, epsilon);
-    let masked = |d: f32, o: f32| if o > 0.0 { d } else { 0.0 };
     // Per channel: dβ = Σ g, dγ = Σ g·x̂, with g the masked gradient.
     // Exactly c long (see forward).
     let (mean, inv) = (&mean[..c], &inv[..c]);
     let sums = block_sums(rows, 2 * c, |range, acc| {
-        let (d_beta, d_gamma) = acc.split_at_mut(c);
-        let (d_beta, d_gamma) = (&mut d_beta[..c], &mut d_gamma[..c]);
         let span = range.start * c..range.end * c;
-        for ((xr, dr), or) in x[span.clone()].chunks_exact(c).zip(dy[span.clone()].chunks_exact(c)).zip(output[span].chunks_exact(c)) {
-            let (xr, dr, or) = (&xr[..c], &dr[..c], &or[..c]);
-            for j in 0..c {
-                let g = masked(dr[j], or[j]);
-                d_beta[j] += g;
-                d_gamma[j] += g * ((xr[j] - mean[j]) * inv[j]);
-            }
-        }
+        gradient_sums_block(&x[span.clone()], &dy[span.clone()], &output[span], mean, inv, acc);
     });
     let (d_beta, d_gamma) = sums.split_at(c);
     let mean_d_beta: Vec<f32> = d_beta.iter().map(|&s| (s / n) as f32).collect();
     let mean_d_gamma: Vec<f32> = d_gamma.iter().map(|&s| (s / n) as f32).collect();
     let scale: Vec<f32> = gamma.iter().zip(inv).map(|(&g, &i)| g * i).collect();
     let (scale, mean_d_beta, mean_d_gamma) = (&scale[..c], &mean_d_beta[..c], &mean_d_gamma[..c]);
-    // dx = γ/σ · (g − dβ/n − x̂·dγ/n), written whole, as is the masked gradient.
-    let dx_row = |o: &mut [MaybeUninit<f32>], xr: &[f32], dr: &[f32], or: &[f32]| {
-        let (o, xr, dr, or) = (&mut o[..c], &xr[..c], &dr[..c], &or[..c]);
-        for j in 0..c {
-            let xhat = (xr[j] - mean[j]) * inv[j];
-            o[j].write(scale[j] * (masked(dr[j], or[j]) - mean_d_beta[j] - xhat * mean_d_gamma[j]));
-        }
-    };
+    let per_channel = PerChannel { mean, inv, scale, mean_d_beta, mean_d_gamma };
     let block = BLOCK_ROWS * c;
     let mut dx: Vec<f32> = Vec::with_capacity(len);
     let mut d_skip: Vec<f32> = Vec::with_capacity(if want_masked { len } else { 0 });
     let inputs = x.par_chunks(block).zip(dy.par_chunks(block)).zip(output.par_chunks(block));
     let dx_blocks = dx.spare_capacity_mut()[..len].par_chunks_mut(block);
     if want_masked {
-        dx_blocks.zip(d_skip.spare_capacity_mut()[..len].par_chunks_mut(block)).zip(inputs).for_each(|((o, k), ((xb, db), ob))| {
-            let rows = o.chunks_exact_mut(c).zip(k.chunks_exact_mut(c)).zip(xb.chunks_exact(c).zip(db.chunks_exact(c)).zip(ob.chunks_exact(c)));
-            for ((o, k), ((xr, dr), or)) in rows {
-                dx_row(o, xr, dr, or);
-                let (k, dr, or) = (&mut k[..c], &dr[..c], &or[..c]);
-                (0..c).for_each(|j| _ = k[j].write(masked(dr[j], or[j])));
-            }
-        });
+        dx_blocks
+            .zip(d_skip.spare_capacity_mut()[..len].par_chunks_mut(block))
+            .zip(inputs)
+            .for_each(|((o, k), ((xb, db), ob))| input_gradient_block(o, Some(k), xb, db, ob, &per_channel));
         // SAFETY: the d_skip blocks pair one to one with x's (both of len elements, in
         // blocks of whole rows of c), and every row of each block is written whole above.
         unsafe { d_skip.set_len(len) };
     } else {
-        dx_blocks.zip(inputs).for_each(|(o, ((xb, db), ob))| {
-            for (o, ((xr, dr), or)) in o.chunks_exact_mut(c).zip(xb.chunks_exact(c).zip(db.chunks_exact(c)).zip(ob.chunks_exact(c))) {
-                dx_row(o, xr, dr, or);
-            }
-        });
+        dx_blocks.zip(inputs).for_each(|(o, ((xb, db), ob))| input_gradient_block(o, None, xb, db, ob, &per_channel));
     }
-    // SAFETY: as for d_skip: dx's blocks pair with x's, and dx_row writes each row whole.
+    // SAFETY: as for d_skip: dx's blocks pair with x's, and every row is written whole.
     unsafe { dx.set_len(len) };
     let d_gamma = d_gamma.iter().map(|&s| s as f32).collect();
     let d_beta = d_beta.iter().map(|&s| s as f32).collect();
