@@ -21,6 +21,9 @@ pub struct RunConfig {
     pub selfplay: selfplay::SelfplayConfig,
     pub training: trainer::TrainerConfig,
     pub evaluation: EvaluationConfig,
+    /// The teacher stage before the first self-play generation (none when absent).
+    #[serde(default)]
+    pub teacher: teacher::TeacherConfig,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -103,6 +106,7 @@ impl RunConfig {
         }
         self.selfplay.validate()?;
         self.training.validate()?;
+        self.teacher.validate()?;
         // A device this build cannot drive is refused at load time, with the feature to
         // build with; one the machine lacks, when training first touches it.
         self.training.device.device().map_err(|e| anyhow::anyhow!("training.{e}"))?;

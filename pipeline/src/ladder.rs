@@ -45,13 +45,14 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     let text = std::fs::read_to_string(&cfg_path).with_context(|| format!("{} is not a run directory (no config.toml)", run_dir.display()))?;
     let cfg: RunConfig = toml::from_str(&text).with_context(|| format!("in {}", cfg_path.display()))?;
     let sims = opts.simulations.unwrap_or(cfg.evaluation.simulations);
-    let mut gens: Vec<u32> = (1..=cfg.generations.max(1_000)).filter(|&g| run.model(g).join("model.json").exists()).collect();
+    // Generation 0 exists when the teacher stage trained it.
+    let mut gens: Vec<u32> = (0..=cfg.generations.max(1_000)).filter(|&g| run.model(g).join("model.json").exists()).collect();
     if gens.is_empty() {
         bail!("{} has no trained generation yet (models/gen-*/model.json)", run_dir.display());
     }
     let last = *gens.last().unwrap();
     let every = opts.every.max(1);
-    gens.retain(|&g| g % every == 0 || g == last || g == 1);
+    gens.retain(|&g| g % every == 0 || g == last || g <= 1);
     let anchors: Vec<String> =
         if opts.anchors.is_empty() { vec![format!("uniform,sims={sims},name=uniform-{sims}"), cfg.evaluation.anchor.clone()] } else { opts.anchors.clone() };
     let anchor_names: Vec<String> = anchors.iter().map(|a| arena::PlayerSpec::parse(a).map(|s| s.name)).collect::<Result<_, _>>()?;
@@ -85,8 +86,11 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     // CPU-hours: each generation's self-play, training and evaluation wall time, times
     // the run's threads (the loop keeps every thread busy). Runs from before evaluation
     // was timed count self-play and training only.
-    let mut cpu_hours = Vec::new();
-    let mut total = 0.0;
+    // The teacher stage (its games and generation 0's training) comes first.
+    let teacher: Option<teacher::TeacherSummary> = read_json(&run.teacher().join("summary.json")).ok().flatten();
+    let tr0: Option<TrainSummary> = read_json(&run.train_report(0)).ok().flatten();
+    let mut total = teacher.map(|t| t.seconds).unwrap_or(0.0) + tr0.map(|t| t.seconds).unwrap_or(0.0);
+    let mut cpu_hours = vec![total * cfg.threads as f64 / 3600.0];
     for g in 1..=last {
         // A report that is missing or unreadable counts as no time.
         let sp: Option<SelfplaySummary> = read_json(&run.selfplay_summary(g)).ok().flatten();
@@ -99,7 +103,7 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     for &g in &gens {
         let name = format!("gen-{g}");
         if let Some(e) = report.ratings.entries.iter().find(|e| e.name == name) {
-            rungs.push(Rung { generation: g, elo: e.elo, lo: e.lo, hi: e.hi, cpu_hours: cpu_hours[(g - 1) as usize] });
+            rungs.push(Rung { generation: g, elo: e.elo, lo: e.lo, hi: e.hi, cpu_hours: cpu_hours[g as usize] });
         }
     }
     let mut tsv = String::from("generation\telo\telo_lo\telo_hi\tcpu_hours\n");

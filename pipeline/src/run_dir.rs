@@ -2,6 +2,9 @@
 //! reports written there. The one place that knows the layout:
 //!
 //! - `config.toml` — the resolved configuration
+//! - `teacher/` — the teacher stage's games, value-scale fit and summary (see the
+//!   `teacher` crate); its shards are `selfplay/gen-0000/`, and the model trained on
+//!   them is `models/gen-0000/` (it plays generation 1)
 //! - `selfplay/gen-NNNN/game-*.shard` — one shard per finished game; `games.jsonl` — one
 //!   line per finished game (how it ended); `summary.json`
 //! - `trainer.ckpt` — trainer checkpoint (weights, optimiser, progress, sample uses)
@@ -32,6 +35,9 @@ impl RunDir {
     }
     pub fn selfplay_summary(&self, g: u32) -> PathBuf {
         self.selfplay(g).join("summary.json")
+    }
+    pub fn teacher(&self) -> PathBuf {
+        self.0.join("teacher")
     }
     pub fn model(&self, g: u32) -> PathBuf {
         self.0.join("models").join(Self::gen(g))

@@ -114,9 +114,10 @@ fn selfplay_queue<E: Evaluator<Game> + 'static>(eval: E, cfg: &RunConfig) -> Bat
     BatchingEvaluator::new(eval, BatchingConfig { max_batch, ..BatchingConfig::default() })
 }
 
-/// Loads generation `g`'s model as an evaluator (the uniform stand-in for generation 0).
+/// Loads generation `g`'s model as an evaluator (the uniform stand-in for generation 0
+/// unless the teacher stage trained one).
 fn evaluator_for(run: &RunDir, cfg: &RunConfig, g: u32) -> Result<Box<dyn Evaluator<Game>>> {
-    if g == 0 {
+    if g == 0 && !has_model(run, 0) {
         return Ok(Box::new(UniformEvaluator));
     }
     Ok(selfplay_evaluator(cfg, &run.model(g))?.0)
@@ -136,12 +137,19 @@ fn prepare(run: &RunDir, cfg: &RunConfig) -> Result<()> {
     Ok(())
 }
 
+fn has_model(run: &RunDir, g: u32) -> bool {
+    run.model(g).join("model.json").exists()
+}
+
 pub fn train_loop(cfg: &RunConfig, show_progress: bool) -> Result<()> {
     let run = RunDir(cfg.run_dir.clone());
     prepare(&run, cfg)?;
     model::init_cpu_threads(cfg.threads);
     let variant = cfg.variant()?;
     tracing::info!(run = %run.0.display(), variant = %variant.title, generations = cfg.generations, "training loop");
+    if cfg.teacher.enabled() {
+        teacher_stage(&run, cfg, show_progress)?;
+    }
     for g in 1..=cfg.generations {
         if read_json::<EvalSummary>(&run.eval_report(g))?.is_some() {
             tracing::debug!(generation = g, "already done");
@@ -252,10 +260,81 @@ fn play_with_progress(
     Ok((games, s))
 }
 
+/// The start positions of the run's games with their names: `selfplay.starts` in
+/// rotation, or the variant's configured start.
+fn run_starts(cfg: &RunConfig) -> Result<Vec<(String, rules::Position)>> {
+    let v = cfg.variant()?;
+    if cfg.selfplay.starts.is_empty() {
+        let name = v.options.iter().find(|(n, _)| n == "start").map(|(_, c)| c.clone()).unwrap_or_else(|| "default".into());
+        return Ok(vec![(name, rules::Position::start(v))]);
+    }
+    let family = v.start_family();
+    cfg.selfplay
+        .starts
+        .iter()
+        .map(|name| {
+            let sfen = family.iter().find(|(n, _)| n == name).map(|(_, s)| s.clone()).with_context(|| format!("unknown start {name}"))?;
+            Ok((name.clone(), rules::Position::from_sfen(v, &sfen)?))
+        })
+        .collect()
+}
+
+/// The teacher stage: its games as shards of generation 0 (`selfplay/gen-0000/`), then
+/// generation 0's model trained on them (`teacher.steps` steps with `teacher.value_share`
+/// of the teacher's value in the value target). Done when that model exists.
+pub fn teacher_stage(run: &RunDir, cfg: &RunConfig, show: bool) -> Result<()> {
+    if has_model(run, 0) && read_json::<TrainSummary>(&run.train_report(0))?.is_some() {
+        return Ok(());
+    }
+    let job = teacher::TeacherJob {
+        variant: cfg.variant()?,
+        config: cfg.teacher.clone(),
+        dir: run.teacher(),
+        shard_dir: run.selfplay(0),
+        starts: run_starts(cfg)?,
+        max_plies: cfg.selfplay.max_plies,
+        threads: cfg.threads,
+        seed: cfg.seed,
+    };
+    let pb = bar(cfg.teacher.games as u64, "teacher", show);
+    let s = teacher::run_stage(&job, &|done, _| pb.set_position(done))?;
+    pb.finish();
+    println!(
+        "teacher: {} games (alpha-beta depth {}), {} positions, B/W/D {}/{}/{}, avg {:.0} plies, value scale k = {:.0} cp (held results: loss {:.3}, constant {:.3}), {:.2} CPU-hours",
+        s.games,
+        cfg.teacher.depth,
+        s.positions,
+        s.black_wins,
+        s.white_wins,
+        s.draws,
+        s.average_plies,
+        s.fit.k,
+        s.fit.loss,
+        s.fit.constant_loss,
+        s.cpu_seconds / 3600.0
+    );
+    let tr = train_generation(run, cfg, 0, show)?;
+    if let (Some(v), Some(c)) = (tr.validation, tr.calibration.as_ref()) {
+        println!(
+            "teacher training: {} steps, validation loss {:.3} (policy {:.3}, value {:.3} against the constant {:.3})",
+            tr.steps, v[0], v[1], v[2], c.all.constant_value_loss
+        );
+    }
+    Ok(())
+}
+
+/// Shards of generation `g`'s training window: the last `training.window_generations`
+/// generations, and the teacher's games (generation 0) while `g` is within
+/// `teacher.window_generations` of it.
 fn window_shards(run: &RunDir, cfg: &RunConfig, g: u32) -> Vec<PathBuf> {
-    let first = g.saturating_sub(cfg.training.window_generations - 1).max(1);
+    let first = if cfg.teacher.enabled() && g <= cfg.teacher.window_generations { 0 } else { g.saturating_sub(cfg.training.window_generations - 1).max(1) };
+    let mut gens: Vec<u32> = (first..=g).collect();
+    if first == 0 {
+        // The teacher's games, then the self-play window.
+        gens.retain(|&x| x == 0 || x + cfg.training.window_generations > g);
+    }
     let mut shards = Vec::new();
-    for gen in first..=g {
+    for gen in gens {
         if let Ok(entries) = std::fs::read_dir(run.selfplay(gen)) {
             let mut v: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "shard")).collect();
             v.sort();
@@ -277,9 +356,14 @@ pub fn train_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) -> Re
         pb.set_position(s as u64);
         pb.set_message(format!("loss {:.3} (policy {:.3}, value {:.3})", l.total, l.policy, l.value));
     };
+    let mut config = cfg.training.clone();
+    if g == 0 {
+        config.steps_per_generation = cfg.teacher.steps;
+        config.search_value_share = cfg.teacher.value_share;
+    }
     let job = trainer::TrainJob {
         variant: cfg.variant()?,
-        config: cfg.training.clone(),
+        config,
         net: cfg.net_config()?,
         generation: g,
         shards: window_shards(run, cfg, g),
@@ -319,7 +403,7 @@ pub fn evaluate_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) ->
     // rates the uniform search with the mate check as well.
     let mate = if cfg.selfplay.mate_in_one { ",mate=on" } else { "" };
     let player = |gen: u32| {
-        if gen == 0 {
+        if gen == 0 && !has_model(run, 0) {
             format!("uniform,sims={sims}{mate},name=gen-0-uniform")
         } else {
             format!("checkpoint:{},sims={sims}{mate},name=gen-{gen}", run.model(gen).display())

@@ -496,6 +496,83 @@ fn to_score(s: i32) -> Score {
     }
 }
 
+/// Every root move's score from one search: what a teacher's policy and value targets
+/// are made of ([`AlphaBeta::score_root_moves`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RootScores {
+    /// Each legal move with its score for the side to move, `None` where it is more than
+    /// the margin below the best move (only an upper bound is known).
+    pub moves: Vec<(Move, Option<Score>)>,
+    /// The best move and its score.
+    pub best: Move,
+    pub score: Score,
+    pub nodes: u64,
+}
+
+impl AlphaBeta {
+    /// Scores every legal move of the game's position at `depth` plies (and quiescence):
+    /// an ordinary iterative-deepening search first (it fills the table and gives the best
+    /// score b), then each move's reply searched in the window (b − `margin_cp` − 1, +∞),
+    /// so that every move within `margin_cp` of the best gets its score and every other
+    /// one only the bound "below b − margin" (exact as far as the quiescence search's
+    /// delta pruning, whose cuts depend on the window, allows). `None` when there is no
+    /// legal move.
+    /// Root noise, if any, is not applied: these are the moves' own scores.
+    pub fn score_root_moves(&mut self, game: &Game, depth: u32, margin_cp: i32) -> Option<RootScores> {
+        let legal = game.legal_moves();
+        if legal.is_empty() {
+            return None;
+        }
+        let noise = std::mem::replace(&mut self.noise_cp, 0.0);
+        let t = self.think(game, &Budget { depth: Some(depth.max(1)), ..Budget::default() });
+        self.noise_cp = noise;
+        self.root_offsets.clear();
+        let mut nodes = t.nodes;
+        let best_internal = match t.score {
+            Score::Cp(c) => c,
+            Score::Mate(n) if n >= 0 => MATE - n,
+            Score::Mate(n) => -(MATE + n),
+        };
+        let root = game.position().clone();
+        // `think` left the path at the game's history before the root.
+        self.path.push(root.key());
+        self.nodes = 0;
+        self.node_limit = u64::MAX;
+        self.deadline = None;
+        self.stop = false;
+        let mut alpha = best_internal.saturating_sub(margin_cp.max(0)).saturating_sub(1).max(-INF + 1);
+        let mut moves = Vec::with_capacity(legal.len());
+        let (mut best, mut best_score) = (t.best.unwrap_or(legal[0]), i32::MIN);
+        // The table can make a move's second search disagree with the first (search
+        // instability); if every move then fails low, all are searched with a full window.
+        for _ in 0..2 {
+            moves.clear();
+            best_score = i32::MIN;
+            for &m in &legal {
+                let mut child = root.clone();
+                child.play_unchecked(m);
+                let s = if child.flag_reached() {
+                    MATE - 1
+                } else {
+                    let ld = self.is_losing_drop(m);
+                    -self.search(&child, depth.max(1) as i32 - 1, -INF, -alpha, 1, ld)
+                };
+                if s > best_score {
+                    (best, best_score) = (m, s);
+                }
+                moves.push((m, (s > alpha).then(|| to_score(s))));
+            }
+            if best_score > alpha {
+                break;
+            }
+            alpha = -INF + 1;
+        }
+        self.path.pop();
+        nodes += self.nodes;
+        Some(RootScores { moves, best, score: to_score(best_score), nodes })
+    }
+}
+
 impl Baseline for AlphaBeta {
     fn name(&self) -> String {
         "alphabeta".to_string()
@@ -605,6 +682,34 @@ mod noise_tests {
                 (m, s)
             })
             .collect()
+    }
+
+    #[test]
+    fn root_move_scores_are_exact_within_the_margin_and_bounded_below_it() {
+        // At the start, where the plain search is exact (see the test below).
+        let v = Variant::builtin("pocket-copper").unwrap();
+        let game = Game::new(Position::start(v), None);
+        for d in [1u32, 2] {
+            let plain = plain_root_scores(v, &game, d as i32);
+            let best = plain.iter().map(|x| x.1).max().unwrap();
+            let margin = 20;
+            let rs = AlphaBeta::new(v, 1 << 12).score_root_moves(&game, d, margin).unwrap();
+            assert_eq!(rs.moves.len(), plain.len());
+            assert_eq!(rs.score, to_score(best));
+            assert_eq!(plain.iter().find(|x| x.0 == rs.best).unwrap().1, best);
+            let (mut inside, mut outside) = (0, 0);
+            for (&(m, s), &(m2, p)) in rs.moves.iter().zip(&plain) {
+                assert_eq!(m, m2);
+                if p >= best - margin {
+                    assert_eq!(s, Some(to_score(p)), "depth {d}: {m:?}");
+                    inside += 1;
+                } else {
+                    assert_eq!(s, None, "depth {d}: {m:?} at {p} is below the margin");
+                    outside += 1;
+                }
+            }
+            assert!(inside > 1 && outside > 0, "depth {d}: {inside} inside, {outside} outside");
+        }
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub mod values;
 #[cfg(test)]
 mod tests;
 
-pub use alphabeta::{AlphaBeta, DEFAULT_DEPTH};
+pub use alphabeta::{AlphaBeta, RootScores, DEFAULT_DEPTH};
 pub use values::PieceValues;
 
 use crate::{Score, Thought};

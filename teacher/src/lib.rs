@@ -1,0 +1,432 @@
+//! Learning from a teacher: games played by the alpha-beta baseline against itself, each
+//! position scored move by move ([`arena::baseline::AlphaBeta::score_root_moves`]), written
+//! as ordinary training shards so that the trainer needs nothing new. Expert iteration's
+//! first step: the teacher starts the network; search and self-play must take it further.
+//!
+//! The stage runs in three resumable steps over one directory:
+//! 1. **games** (`games/game-NNNNNNNN.json`, one per game, written atomically): random
+//!    opening plies, then the teacher's moves — sampled from its policy target for the
+//!    first `sample_plies`, its best move after — with every scored position's move scores;
+//! 2. **the fit** (`fit.json`): the logistic scale of the teacher's scores fitted to the
+//!    games' results ([`targets::fit_scale`]);
+//! 3. **shards** (one per game, in the shard directory the caller names): policy and value
+//!    targets from the scores ([`targets`]), the result from the game.
+//!
+//! A killed stage loses at most the games in flight; the same call goes on.
+
+mod targets;
+
+pub use targets::{fit_scale, policy_cp, policy_target, value_of, ScaleFit, MATE_CP};
+
+use arena::baseline::{AlphaBeta, Baseline};
+use arena::Score;
+use encoding::{ActionSpace, ACTION_VERSION, PLANES_VERSION};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use records::{write_atomic, write_shard, Record, RecordError, ShardHeader};
+use rules::{Color, Game, Position, Variant};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::time::Instant;
+
+/// The `[teacher]` section of a run config; `games = 0` (the default) is no teacher stage.
+/// Every field is documented with its unit and range in `configs/default.toml`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TeacherConfig {
+    /// Teacher games played before the first self-play generation (0: none).
+    pub games: u32,
+    /// The teacher: alpha-beta at this depth (plus quiescence).
+    pub depth: u32,
+    /// Temperature of the policy target's softmax over move scores, centipawns.
+    pub temperature: f64,
+    /// Moves more than this many centipawns below the best get no policy mass (and no
+    /// exact score: the search only bounds them).
+    pub margin: i32,
+    /// Each game starts with a uniformly drawn number of random plies, 0..=this.
+    pub random_plies: u32,
+    /// Plies after the random ones in which the teacher's move is sampled from its policy
+    /// target (at `temperature`); it plays its best move after.
+    pub sample_plies: u32,
+    /// Share of the teacher's value in the value target while training on its games
+    /// (the rest is the game's result), 0..=1.
+    pub value_share: f32,
+    /// Optimiser steps of the training on the teacher's games (generation 0).
+    pub steps: u32,
+    /// Self-play generations whose training window still holds the teacher's games.
+    pub window_generations: u32,
+}
+
+impl Default for TeacherConfig {
+    fn default() -> TeacherConfig {
+        TeacherConfig {
+            games: 0,
+            depth: 2,
+            temperature: 100.0,
+            margin: 600,
+            random_plies: 8,
+            sample_plies: 16,
+            value_share: 0.5,
+            steps: 0,
+            window_generations: 0,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("teacher.{key}: {problem}")]
+pub struct ConfigError {
+    pub key: &'static str,
+    pub problem: String,
+}
+
+impl TeacherConfig {
+    pub fn enabled(&self) -> bool {
+        self.games > 0
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |key, problem: String| Err(ConfigError { key, problem });
+        if !(1..=8).contains(&self.depth) {
+            return bad("depth", format!("{} is not in 1..=8", self.depth));
+        }
+        if !(self.temperature.is_finite() && self.temperature >= 1.0 && self.temperature <= 10_000.0) {
+            return bad("temperature", format!("{} is not in 1..=10000 centipawns", self.temperature));
+        }
+        if !(0..=100_000).contains(&self.margin) {
+            return bad("margin", format!("{} is not in 0..=100000 centipawns", self.margin));
+        }
+        if self.random_plies > 200 {
+            return bad("random_plies", format!("{} is above 200", self.random_plies));
+        }
+        if !(0.0..=1.0).contains(&self.value_share) {
+            return bad("value_share", format!("{} is not in 0..=1", self.value_share));
+        }
+        if self.enabled() && self.steps == 0 {
+            return bad("steps", "must be at least 1 when teacher games are played".into());
+        }
+        Ok(())
+    }
+}
+
+/// What the stage is asked to do.
+#[derive(Clone, Debug)]
+pub struct TeacherJob {
+    pub variant: &'static Variant,
+    pub config: TeacherConfig,
+    /// Where the games and the fit live.
+    pub dir: PathBuf,
+    /// Where the shards go (one per game).
+    pub shard_dir: PathBuf,
+    /// Start positions with their names, played in rotation by game id.
+    pub starts: Vec<(String, Position)>,
+    /// Game length limit in plies (a draw), as self-play's.
+    pub max_plies: u32,
+    pub threads: usize,
+    pub seed: u64,
+}
+
+/// One scored position: the teacher's best score and every move's score.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ScoredPly {
+    pub score: Score,
+    /// USI moves with their scores; `None` more than the margin below the best.
+    pub moves: Vec<(String, Option<Score>)>,
+}
+
+/// One teacher game as `games/game-NNNNNNNN.json` holds it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TeacherGame {
+    pub game_id: u64,
+    pub start: String,
+    pub start_sfen: String,
+    /// Random plies before the first scored position.
+    pub random_plies: u32,
+    /// Every move of the game, USI.
+    pub moves: Vec<String>,
+    /// The positions after the random plies, in order, each with the teacher's scores.
+    pub scored: Vec<ScoredPly>,
+    /// +1 Black won, 0 draw, −1 White won.
+    pub black_result: i8,
+    pub ending: String,
+    pub nodes: u64,
+}
+
+/// `summary.json`: what the stage did.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TeacherSummary {
+    pub games: u64,
+    pub positions: u64,
+    pub black_wins: u64,
+    pub white_wins: u64,
+    pub draws: u64,
+    pub average_plies: f64,
+    /// How games ended, by ending name.
+    pub endings: std::collections::BTreeMap<String, u64>,
+    pub nodes: u64,
+    /// Wall seconds of the playing step (this and earlier invocations) and the worker
+    /// threads' busy seconds (CPU-seconds).
+    pub seconds: f64,
+    pub cpu_seconds: f64,
+    pub fit: ScaleFit,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TeacherError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: {problem}")]
+    Game { path: PathBuf, problem: String },
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error("no teacher position has a centipawn score to fit the value scale to")]
+    NoFit,
+}
+
+pub fn game_path(dir: &Path, game_id: u64) -> PathBuf {
+    dir.join("games").join(format!("game-{game_id:08}.json"))
+}
+
+pub fn shard_path(dir: &Path, game_id: u64) -> PathBuf {
+    dir.join(format!("game-{game_id:08}.shard"))
+}
+
+/// Reads a game file; an unreadable one is reported (the caller plays it again).
+pub fn read_game(path: &Path) -> Result<TeacherGame, TeacherError> {
+    let text = std::fs::read_to_string(path).map_err(|source| TeacherError::Io { path: path.into(), source })?;
+    serde_json::from_str(&text).map_err(|e| TeacherError::Game { path: path.into(), problem: e.to_string() })
+}
+
+/// Seconds the playing step has taken so far (kept across invocations).
+#[derive(Serialize, Deserialize, Default)]
+struct Progress {
+    seconds: f64,
+    cpu_seconds: f64,
+}
+
+/// Runs the stage: plays the games not yet played (calling `on_game(done, total)` as
+/// each finishes), fits the value scale once every game exists, writes the missing
+/// shards, and returns the summary (also written to `summary.json`).
+pub fn run_stage(job: &TeacherJob, on_game: &(dyn Fn(u64, u64) + Sync)) -> Result<TeacherSummary, TeacherError> {
+    let cfg = &job.config;
+    let ids: Vec<u64> = (0..cfg.games as u64).collect();
+    let missing: Vec<u64> = ids.iter().copied().filter(|&id| read_game(&game_path(&job.dir, id)).is_err()).collect();
+    let progress_path = job.dir.join("progress.json");
+    let mut progress: Progress = std::fs::read(&progress_path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+    if !missing.is_empty() {
+        tracing::info!(games = missing.len(), depth = cfg.depth, "teacher games");
+        let started = Instant::now();
+        let busy = play_games(job, &missing, (ids.len() - missing.len()) as u64, on_game)?;
+        progress.seconds += started.elapsed().as_secs_f64();
+        progress.cpu_seconds += busy;
+        write_json(&progress_path, &progress)?;
+    }
+    let games: Vec<TeacherGame> = ids.iter().map(|&id| read_game(&game_path(&job.dir, id))).collect::<Result<_, _>>()?;
+    let fit_path = job.dir.join("fit.json");
+    // The fit is made once: shards written under it stay consistent after a resume.
+    let fit: ScaleFit = match std::fs::read(&fit_path).ok().and_then(|b| serde_json::from_slice(&b).ok()) {
+        Some(f) => f,
+        None => {
+            let f = fit_scale(&fit_data(job.variant, &games)).ok_or(TeacherError::NoFit)?;
+            write_json(&fit_path, &f)?;
+            f
+        }
+    };
+    tracing::info!(k = fit.k, loss = fit.loss, constant = fit.constant_loss, "teacher value scale");
+    std::fs::create_dir_all(&job.shard_dir).map_err(|source| TeacherError::Io { path: job.shard_dir.clone(), source })?;
+    let actions = ActionSpace::new(job.variant);
+    for g in &games {
+        let path = shard_path(&job.shard_dir, g.game_id);
+        if !path.exists() {
+            let (header, records) = shard_of(job, &actions, g, &fit, &game_path(&job.dir, g.game_id))?;
+            write_shard(&path, &header, &records)?;
+        }
+    }
+    let mut s = TeacherSummary {
+        games: games.len() as u64,
+        positions: games.iter().map(|g| g.scored.len() as u64).sum(),
+        black_wins: games.iter().filter(|g| g.black_result > 0).count() as u64,
+        white_wins: games.iter().filter(|g| g.black_result < 0).count() as u64,
+        draws: games.iter().filter(|g| g.black_result == 0).count() as u64,
+        average_plies: games.iter().map(|g| g.moves.len() as f64).sum::<f64>() / games.len().max(1) as f64,
+        endings: Default::default(),
+        nodes: games.iter().map(|g| g.nodes).sum(),
+        seconds: progress.seconds,
+        cpu_seconds: progress.cpu_seconds,
+        fit,
+    };
+    for g in &games {
+        *s.endings.entry(g.ending.clone()).or_default() += 1;
+    }
+    write_json(&job.dir.join("summary.json"), &s)?;
+    Ok(s)
+}
+
+fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), TeacherError> {
+    let io = |source| TeacherError::Io { path: path.into(), source };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    let text = serde_json::to_string_pretty(value).expect("plain data serialises");
+    write_atomic(path, text.as_bytes()).map_err(|source| TeacherError::Io { path: path.into(), source })
+}
+
+/// (centipawn score, result for the side to move in [0, 1]) of every scored position
+/// whose score is not a mate.
+fn fit_data(variant: &'static Variant, games: &[TeacherGame]) -> Vec<(f64, f64)> {
+    let mut data = Vec::new();
+    for g in games {
+        let first = Position::from_sfen(variant, &g.start_sfen).map_or(Color::Black, |p| p.side_to_move());
+        for (i, ply) in g.scored.iter().enumerate() {
+            let Score::Cp(c) = ply.score else { continue };
+            // Sides alternate every ply in these games (no pass moves).
+            let black = (first == Color::Black) == (g.random_plies as usize + i).is_multiple_of(2);
+            let r = if black { g.black_result } else { -g.black_result };
+            data.push((c as f64, (r as f64 + 1.0) / 2.0));
+        }
+    }
+    data
+}
+
+/// The training records of one game.
+fn shard_of(job: &TeacherJob, actions: &ActionSpace, g: &TeacherGame, fit: &ScaleFit, path: &Path) -> Result<(ShardHeader, Vec<Record>), TeacherError> {
+    let bad = |problem: String| TeacherError::Game { path: path.into(), problem };
+    let v = job.variant;
+    let start = Position::from_sfen(v, &g.start_sfen).map_err(|e| bad(format!("start SFEN: {e}")))?;
+    let mut game = Game::new(start, Some(job.max_plies));
+    let mut records = Vec::with_capacity(g.scored.len());
+    for (ply, text) in g.moves.iter().enumerate() {
+        if ply >= g.random_plies as usize {
+            let scored = g.scored.get(ply - g.random_plies as usize).ok_or_else(|| bad(format!("ply {ply} has no scores")))?;
+            let pos = game.position();
+            let side = pos.side_to_move();
+            let mut moves = Vec::with_capacity(scored.moves.len());
+            for (usi, s) in &scored.moves {
+                let m = pos.parse_usi(usi).map_err(|e| bad(format!("ply {ply}: move {usi}: {e}")))?;
+                moves.push((actions.encode(side, m) as u32, *s));
+            }
+            let result = if side == Color::Black { g.black_result } else { -g.black_result };
+            records.push(Record {
+                sfen: pos.to_sfen(),
+                repetitions: game.repetitions().min(255) as u8,
+                ply: ply.min(65_535) as u16,
+                max_plies: game.max_plies().min(65_535) as u16,
+                policy: policy_target(&moves, job.config.temperature),
+                full_search: true,
+                search_value: value_of(scored.score, fit.k),
+                result,
+                start: g.start.clone(),
+                game_id: g.game_id,
+            });
+        }
+        game.play_usi(text).map_err(|e| bad(format!("ply {ply}: move {text}: {e}")))?;
+    }
+    let header = ShardHeader {
+        variant: v.name.clone(),
+        options: v.options.clone(),
+        planes_version: PLANES_VERSION,
+        action_version: ACTION_VERSION,
+        generation: 0,
+        games: 1,
+    };
+    Ok((header, records))
+}
+
+/// Plays `ids` on the job's threads; returns the threads' busy seconds.
+fn play_games(job: &TeacherJob, ids: &[u64], already: u64, on_game: &(dyn Fn(u64, u64) + Sync)) -> Result<f64, TeacherError> {
+    let next = AtomicUsize::new(0);
+    let done = AtomicU64::new(already);
+    let busy_nanos = AtomicU64::new(0);
+    let total = job.config.games as u64;
+    let first_error = std::sync::Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..job.threads.max(1) {
+            scope.spawn(|| {
+                let t = Instant::now();
+                let mut ab = AlphaBeta::new(job.variant, 1 << 18);
+                loop {
+                    let i = next.fetch_add(1, Relaxed);
+                    let Some(&id) = ids.get(i) else { break };
+                    if first_error.lock().unwrap().is_some() {
+                        break;
+                    }
+                    let game = play_game(job, &mut ab, id);
+                    if let Err(e) = write_json(&game_path(&job.dir, id), &game) {
+                        first_error.lock().unwrap().get_or_insert(e);
+                        break;
+                    }
+                    on_game(done.fetch_add(1, Relaxed) + 1, total);
+                }
+                busy_nanos.fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+            });
+        }
+    });
+    match first_error.into_inner().unwrap() {
+        Some(e) => Err(e),
+        None => Ok(busy_nanos.into_inner() as f64 / 1e9),
+    }
+}
+
+/// The game with id `id`: its randomness (openings, sampled moves) comes from the job's
+/// seed and the id alone, so a replayed game is the same game.
+pub fn play_game(job: &TeacherJob, ab: &mut AlphaBeta, id: u64) -> TeacherGame {
+    let cfg = &job.config;
+    let mut rng = ChaCha8Rng::seed_from_u64(job.seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x7EAC_4E12);
+    let (start_name, start) = &job.starts[id as usize % job.starts.len().max(1)];
+    // An opening that ends the game before the teacher moves is drawn again.
+    let (mut game, random_plies) = loop {
+        let n = rng.random_range(0..=cfg.random_plies);
+        let mut game = Game::new(start.clone(), Some(job.max_plies));
+        for _ in 0..n {
+            let moves = game.legal_moves();
+            if game.is_over() || moves.is_empty() {
+                break;
+            }
+            game.play_unchecked(moves[rng.random_range(0..moves.len())]);
+        }
+        if !game.is_over() || n == 0 {
+            let plies = game.ply() as u32;
+            break (game, plies);
+        }
+    };
+    ab.new_game();
+    let mut scored = Vec::new();
+    let mut nodes = 0;
+    while !game.is_over() {
+        let Some(rs) = ab.score_root_moves(&game, cfg.depth, cfg.margin) else { break };
+        nodes += rs.nodes;
+        let pos = game.position();
+        let chosen = if (scored.len() as u32) < cfg.sample_plies {
+            let p = policy_target(&rs.moves, cfg.temperature);
+            let mut u: f32 = rng.random();
+            let mut pick = rs.best;
+            for (m, q) in p {
+                pick = m;
+                if u < q {
+                    break;
+                }
+                u -= q;
+            }
+            pick
+        } else {
+            rs.best
+        };
+        scored.push(ScoredPly { score: rs.score, moves: rs.moves.iter().map(|&(m, s)| (pos.move_to_usi(m), s)).collect() });
+        game.play_unchecked(chosen);
+    }
+    let result = game.result();
+    let start_pos = game.start();
+    let moves = game.moves().iter().map(|&m| start_pos.move_to_usi(m)).collect();
+    TeacherGame {
+        game_id: id,
+        start: start_name.clone(),
+        start_sfen: start_pos.to_sfen(),
+        random_plies,
+        moves,
+        scored,
+        black_result: result.map_or(0, |r| r.outcome.value_for(Color::Black) as i8),
+        ending: result.map_or("unfinished".into(), |r| r.reason.name().to_string()),
+        nodes,
+    }
+}
