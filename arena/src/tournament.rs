@@ -6,6 +6,11 @@
 //! so an interrupted tournament resumes where it stopped and a finished one can be
 //! extended with more rounds: job ids are stable functions of (round, pairing, colour).
 //!
+//! A match with an SPRT (`sprt`, see `stats`) checks the test whenever a result completes
+//! a pair, and stops claiming games once it accepts a hypothesis; the games in flight are
+//! finished. The report keeps the decision with the LLR and game count at which it was
+//! taken, found again from the results file's order when a stopped match is resumed.
+//!
 //! The output directory holds `tournament.toml` (the resolved settings), `results.jsonl`,
 //! `games/` (KIF (`.kifu`, UTF-8) and CSA records for standard shogi), `summary.json`, `pairings.csv`,
 //! `ratings.csv` and `ratings.svg`.
@@ -395,18 +400,19 @@ pub fn run(cfg: &TournamentConfig, show_progress: bool) -> Result<Report, Tourna
         ProgressBar::hidden()
     };
     pb.set_position(done.len() as u64);
-    let all = Mutex::new(done);
     let failure: Mutex<Option<TournamentError>> = Mutex::new(None);
     let stop = AtomicBool::new(false);
-    let stop_now = |all: &Vec<JobResult>| -> bool {
-        match &sprt {
-            Some(s) => report::pairing_stats(&names, (0, 1), all, Some(s)).sprt.is_some_and(|x| x.decision != "continue"),
-            None => false,
+    // The SPRT (mode match only) follows the results in the order they are recorded; a
+    // resumed match replays them, so a test that stopped stays stopped.
+    let mut tracker = sprt.map(|s| report::SprtTracker::new(s, (0, 1)));
+    if let Some(t) = &mut tracker {
+        done.iter().for_each(|r| t.push(r));
+        if let Some(x) = t.stopped() {
+            tracing::info!(decision = %x.decision, llr = x.llr, games = x.games, "the SPRT had already stopped");
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
         }
-    };
-    if stop_now(&all.lock().unwrap()) {
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
     }
+    let state = Mutex::new((done, tracker));
     let settings = RunSettings {
         threads: cfg.threads,
         games_in_flight: cfg.games_in_flight,
@@ -417,12 +423,6 @@ pub fn run(cfg: &TournamentConfig, show_progress: bool) -> Result<Report, Tourna
         seed: cfg.seed,
     };
     run_jobs(&factories, &openings, &todo, &settings, &stop, &|r: JobResult| {
-        if let Err(e) = append_result(&results_path, &r) {
-            tracing::error!("{e}");
-            failure.lock().unwrap().get_or_insert(e);
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            return;
-        }
         if standard {
             for (h, hand) in r.hands.iter().enumerate() {
                 let base = games_dir.join(format!("{:06}-{}", r.job.id, h + 1));
@@ -443,21 +443,37 @@ pub fn run(cfg: &TournamentConfig, show_progress: bool) -> Result<Report, Tourna
                 tracing::warn!(game = r.job.id, "{i}");
             }
         }
-        let mut all = all.lock().unwrap();
+        // Appended and counted under one lock, so that the file's order is the order the
+        // SPRT saw (a replay finds the same stop).
+        let mut guard = state.lock().unwrap();
+        let (all, tracker) = &mut *guard;
+        if let Err(e) = append_result(&results_path, &r) {
+            tracing::error!("{e}");
+            failure.lock().unwrap().get_or_insert(e);
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            return;
+        }
+        if let Some(t) = tracker {
+            let was_running = t.stopped().is_none();
+            t.push(&r);
+            if let Some(x) = t.stopped().filter(|_| was_running) {
+                tracing::info!(decision = %x.decision, llr = x.llr, games = x.games, pairs = x.pairs, "SPRT stopped; finishing the games in flight");
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
         all.push(r);
         pb.inc(1);
         if names.len() == 2 {
-            pb.set_message(report::pairing_stats(&names, (0, 1), &all, sprt.as_ref()).short_line());
-        }
-        if stop_now(&all) {
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            let mut line = report::pairing_stats(&names, (0, 1), all, None);
+            line.sprt = tracker.as_ref().map(|t| t.state());
+            pb.set_message(line.short_line());
         }
     });
     pb.finish();
     if let Some(e) = failure.into_inner().unwrap() {
         return Err(e);
     }
-    let all = all.into_inner().unwrap();
+    let (all, _) = state.into_inner().unwrap();
     let rep = report::build(&names, &cfg.pairings(), &all, anchor, cfg.anchor_elo, sprt.as_ref());
     report::write(&rep, dir).map_err(io_err(dir))?;
     Ok(rep)

@@ -4,7 +4,7 @@
 //! games while the tournament finishes.
 
 use arena::runner::JobResult;
-use arena::tournament::{read_results, run, Mode, OpeningsConfig, TournamentConfig};
+use arena::tournament::{read_results, run, Mode, OpeningsConfig, SprtConfig, TournamentConfig};
 use arena::Ending;
 use rules::{Color, Outcome, Variant};
 use std::path::{Path, PathBuf};
@@ -157,6 +157,34 @@ fn an_interrupted_tournament_resumes_without_losing_or_double_counting() {
     other.players = vec!["random".into(), "alphabeta,depth=1".into()];
     let e = run(&other, false).unwrap_err().to_string();
     assert!(e.contains("different tournament"), "{e}");
+}
+
+/// An SPRT that equal players settle at once (H0: 500 Elo, H1: 1000 Elo better): the
+/// match stops long before its rounds, keeps the decision, and stays stopped on resume.
+#[test]
+fn an_sprt_stops_a_match_and_keeps_its_decision() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t");
+    let mut c = config("minishogi", &["random", "random,name=random2"], &out);
+    c.mode = Mode::Match;
+    c.rounds = 30;
+    c.sprt = Some(SprtConfig { elo0: 500.0, elo1: 1000.0, alpha: 0.05, beta: 0.05 });
+    let report = run(&c, false).unwrap();
+    let sprt = report.pairings[0].sprt.clone().unwrap();
+    let stop = sprt.stopped.clone().unwrap();
+    assert_eq!((sprt.decision.as_str(), stop.decision.as_str()), ("accept-h0", "accept-h0"));
+    assert!(stop.llr <= sprt.lower && stop.games <= report.games && report.games < 60, "{stop:?} after {} games", report.games);
+    // Games in flight at the stop were finished, and counted.
+    assert_eq!(read_results(&out.join("results.jsonl")).unwrap().len() as u64, report.games);
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["pairings"][0]["sprt"]["stopped"]["decision"], "accept-h0");
+    assert_eq!(summary["pairings"][0]["sprt"]["stopped"]["games"], stop.games);
+    let text = arena::report::table(&report);
+    assert!(text.contains(&format!("accept-h0 at LLR {:.3}", stop.llr)) && !text.contains("continue"), "{text}");
+    // Resumed: the replay finds the same stop, and no game is played.
+    let again = run(&c, false).unwrap();
+    assert_eq!(again.games, report.games);
+    assert_eq!(again.pairings[0].sprt.as_ref().unwrap().stopped.as_ref(), Some(&stop));
 }
 
 fn engine(name: &str) -> PathBuf {
