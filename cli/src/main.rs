@@ -75,6 +75,11 @@ enum Command {
         /// (--features gpu).
         #[arg(long)]
         device: Option<model::DeviceSpec>,
+        /// Start from this trained model (e.g. a shipped one, models/pocket-copper) as
+        /// generation 0 instead of the uniform search or the teacher stage (the config's
+        /// initial_model).
+        #[arg(long)]
+        from_model: Option<std::path::PathBuf>,
         /// No progress bars (summary lines and logs only).
         #[arg(long)]
         quiet: bool,
@@ -413,8 +418,12 @@ fn run(cli: Cli) -> Result<()> {
             println!("nodes {nodes}");
             eprintln!("time {secs:.3} s, {:.2} M nodes/s", nodes as f64 / secs / 1e6);
         }
-        Command::Train { config, run_dir, generations, threads, device, quiet } => {
+        Command::Train { config, run_dir, generations, threads, device, from_model, quiet } => {
             let mut cfg = pipeline::RunConfig::load(&config)?;
+            if let Some(m) = from_model {
+                cfg.initial_model = Some(m);
+                cfg.teacher.games = 0;
+            }
             if let Some(d) = run_dir {
                 cfg.run_dir = d;
             }

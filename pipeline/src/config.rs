@@ -21,6 +21,10 @@ pub struct RunConfig {
     pub selfplay: selfplay::SelfplayConfig,
     pub training: trainer::TrainerConfig,
     pub evaluation: EvaluationConfig,
+    /// A trained model to start from as generation 0 (instead of the uniform search or
+    /// the teacher stage); it must have the run's variant and network.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_model: Option<PathBuf>,
     /// The teacher stage before the first self-play generation (none when absent).
     #[serde(default)]
     pub teacher: teacher::TeacherConfig,
@@ -107,6 +111,9 @@ impl RunConfig {
         self.selfplay.validate()?;
         self.training.validate()?;
         self.teacher.validate()?;
+        if self.initial_model.is_some() && self.teacher.enabled() {
+            bail!("initial_model and a teacher stage (teacher.games > 0) both make generation 0: choose one");
+        }
         // A device this build cannot drive is refused at load time, with the feature to
         // build with; one the machine lacks, when training first touches it.
         self.training.device.device().map_err(|e| anyhow::anyhow!("training.{e}"))?;

@@ -147,6 +147,9 @@ pub fn train_loop(cfg: &RunConfig, show_progress: bool) -> Result<()> {
     model::init_cpu_threads(cfg.threads);
     let variant = cfg.variant()?;
     tracing::info!(run = %run.0.display(), variant = %variant.title, generations = cfg.generations, "training loop");
+    if let Some(dir) = &cfg.initial_model {
+        start_from_model(&run, cfg, dir)?;
+    }
     if cfg.teacher.enabled() {
         teacher_stage(&run, cfg, show_progress)?;
     }
@@ -319,6 +322,18 @@ pub fn teacher_stage(run: &RunDir, cfg: &RunConfig, show: bool) -> Result<()> {
             "teacher training: {} steps, validation loss {:.3} (policy {:.3}, value {:.3} against the constant {:.3})",
             tr.steps, v[0], v[1], v[2], c.all.constant_value_loss
         );
+    }
+    Ok(())
+}
+
+/// Generation 0 is a trained model: copied to `models/gen-0000` and the trainer's
+/// starting weights.
+fn start_from_model(run: &RunDir, cfg: &RunConfig, dir: &Path) -> Result<()> {
+    trainer::start_from_model(&run.checkpoint(), dir, cfg.variant()?, &cfg.net_config()?, cfg.seed)
+        .with_context(|| format!("starting from {}", dir.display()))?;
+    if !has_model(run, 0) {
+        let net = model::load_model(dir, &model::cpu_device())?;
+        model::save_model_tagged(&net, &run.model(0), &trainer::game_tag(cfg.variant()?))?;
     }
     Ok(())
 }

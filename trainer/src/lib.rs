@@ -19,4 +19,4 @@ mod train;
 
 pub use checkpoint::{Checkpoint, CheckpointError};
 pub use config::{TrainerConfig, TrainerConfigError};
-pub use train::{prune_uses, train_generation, validation_indices, GenerationReport, StepLoss, TrainError, TrainJob, UseSummary};
+pub use train::{game_tag, prune_uses, start_from_model, train_generation, validation_indices, GenerationReport, StepLoss, TrainError, TrainJob, UseSummary};

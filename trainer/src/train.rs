@@ -8,7 +8,7 @@ use model::{save_model_tagged, GameTag, LossStats, ModelIoError, Net, NetConfig,
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rules::Variant;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// Called after every optimiser step with (step, steps, loss).
@@ -123,6 +123,40 @@ fn train_config(c: &TrainerConfig) -> TrainConfig {
 
 fn batch_rng(seed: u64, generation: u32, step: u32) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed ^ ((generation as u64) << 32 | step as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// Starts a run's training from a trained model: writes a checkpoint of generation 0,
+/// done, holding the model's weights (and a fresh optimiser), unless a checkpoint exists.
+/// The model must have the run's network shape and play the run's game.
+pub fn start_from_model(checkpoint: &Path, model_dir: &Path, variant: &Variant, net: &NetConfig, seed: u64) -> Result<(), TrainError> {
+    if Checkpoint::load(checkpoint)?.is_some() {
+        return Ok(());
+    }
+    let loaded = model::load_model(model_dir, &model::cpu_device())?;
+    let manifest = model::store::read_manifest(model_dir)?;
+    let want = game_tag(variant);
+    if manifest.game.as_ref().is_some_and(|g| *g != want) {
+        return Err(TrainError::Other(format!("{}: the model plays {:?}, this run {:?}", model_dir.display(), manifest.game, want)));
+    }
+    if loaded.config() != net {
+        return Err(TrainError::Other(format!("{}: the model's network {:?} is not the run's {:?}", model_dir.display(), loaded.config(), net)));
+    }
+    let c = Checkpoint {
+        net: net.clone(),
+        generation: 0,
+        generation_step: 0,
+        total_steps: 0,
+        generation_done: true,
+        uses_at_generation_start: Default::default(),
+        uses: Default::default(),
+        seed,
+        weights: model::store::weights_to_bytes(&loaded),
+        optimizer: Vec::new(),
+        generation_losses: Vec::new(),
+        generation_seconds: 0.0,
+    };
+    c.save(checkpoint)?;
+    Ok(())
 }
 
 /// Trains generation `job.generation` from the checkpoint (or from scratch), then
