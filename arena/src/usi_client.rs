@@ -21,7 +21,9 @@
 //! Each `go` must be answered by one `bestmove` (after `stop` too). When a search is
 //! abandoned — `go` while a search is still running, or [`UsiEngine::new_game`] — the
 //! client sends `stop` and discards the late `bestmove`, so it is never taken for the
-//! answer to a later `go`.
+//! answer to a later `go`. Every `go` is preceded by `isready`: the engine cannot answer
+//! the `go` before its `readyok`, so a `bestmove` read before that `readyok` (a second,
+//! stray answer to the previous search) answers nothing and is ignored.
 //!
 //! Facts about the engines this was tested with (see `scripts/install-engines.sh`):
 //! * Fairy-Stockfish (`/usr/games/fairy-stockfish`) speaks USI when its first command is
@@ -434,6 +436,9 @@ pub struct UsiEngine {
     /// `go` commands not yet answered by a `bestmove`; more than one after an abandoned
     /// search, whose late answers are discarded.
     outstanding: u32,
+    /// `isready` commands not yet answered by a `readyok`; while one sent before the
+    /// current `go` is, no `bestmove` can be its answer.
+    readyok_pending: u32,
     /// When the current `go` was written.
     go_sent: Option<Instant>,
     /// The last scored `info` of the current search.
@@ -501,6 +506,7 @@ impl UsiEngine {
             rx,
             log,
             outstanding: 0,
+            readyok_pending: 0,
             go_sent: None,
             info: EngineInfo::default(),
             closed: false,
@@ -618,6 +624,9 @@ impl UsiEngine {
         if self.outstanding > 0 {
             self.send("stop")?;
         }
+        // What the engine says before its `readyok` is not the answer to this `go`.
+        self.send("isready")?;
+        self.readyok_pending += 1;
         self.send(position)?;
         self.info = EngineInfo::default();
         self.go_sent = Some(Instant::now());
@@ -804,10 +813,12 @@ impl UsiEngine {
         }
     }
 
-    /// `isready`, then lines until `readyok` (discarding late `bestmove`s).
+    /// `isready`, then lines until its `readyok` (discarding late `bestmove`s, and the
+    /// `readyok`s of earlier `isready`s).
     fn sync_until(&mut self, started: Instant, deadline: Instant) -> Result<(), EngineError> {
         self.send("isready")?;
-        self.wait_for("readyok", started, deadline, |_, line| Ok(line.trim() == "readyok"))
+        self.readyok_pending += 1;
+        self.wait_for("readyok", started, deadline, |e, line| Ok(line.trim() == "readyok" && e.readyok_pending == 0))
     }
 
     /// Reads lines until `done` says so (or fails with a protocol message), the deadline
@@ -835,6 +846,9 @@ impl UsiEngine {
                             self.go_sent = None;
                         }
                     }
+                    if line.trim() == "readyok" {
+                        self.readyok_pending = self.readyok_pending.saturating_sub(1);
+                    }
                     match done(self, &line) {
                         Ok(true) => return Ok(()),
                         Ok(false) => {}
@@ -850,12 +864,18 @@ impl UsiEngine {
     }
 
     /// One line while a search may be running: `info` updates the search's info,
-    /// `bestmove` ends it (or is discarded when it answers an abandoned search).
+    /// `bestmove` ends it (or is discarded when it answers an abandoned search, or comes
+    /// before the `readyok` that precedes the current `go`).
     fn handle_search_line(&mut self, line: &str, at: Instant) -> Result<Option<Reply>, EngineError> {
         let mut tokens = line.split_whitespace();
         match tokens.next() {
+            Some("readyok") if line.trim() == "readyok" => {
+                self.readyok_pending = self.readyok_pending.saturating_sub(1);
+                Ok(None)
+            }
             Some("info") => {
-                if let Some(info) = EngineInfo::parse_scored(line) {
+                // Before the `readyok`, what is said is about an earlier search.
+                if let Some(info) = EngineInfo::parse_scored(line).filter(|_| self.readyok_pending == 0) {
                     self.info = info;
                 }
                 Ok(None)
@@ -863,6 +883,10 @@ impl UsiEngine {
             Some("bestmove") => {
                 if self.outstanding == 0 {
                     tracing::debug!(engine = %self.name, line, "bestmove with no search running; ignored");
+                    return Ok(None);
+                }
+                if self.outstanding == 1 && self.readyok_pending > 0 {
+                    tracing::debug!(engine = %self.name, line, "bestmove before the readyok that precedes go; ignored");
                     return Ok(None);
                 }
                 self.outstanding -= 1;
@@ -906,6 +930,7 @@ impl UsiEngine {
         let (status, signal) = self.reap(EXIT_GRACE);
         self.go_sent = None;
         self.outstanding = 0;
+        self.readyok_pending = 0;
         // Let the stderr thread log the engine's last words.
         thread::sleep(Duration::from_millis(10));
         EngineError::Exited { engine: self.name.clone(), waiting_for: waiting_for.to_string(), status, signal, last_output: self.last_output() }

@@ -156,6 +156,31 @@ fn abandoned_search_answer_is_not_taken_for_the_next() {
     assert_eq!(e.wait(deadline(2000)).unwrap().best, BestMove::Resign);
 }
 
+/// An engine that sends a second, stray `bestmove` after its answer, late (when the next
+/// command arrives): that line answers nothing and must not be taken as the answer to the
+/// next `go` (issue 18), with `wait` or with `poll`.
+#[test]
+fn a_stray_second_bestmove_is_not_taken_for_the_next_answer() {
+    let mut e = UsiEngine::start(&script("scripted.py", &["--stray", "7g7f", "2g2f", "6i7h"])).unwrap();
+    e.new_game().unwrap();
+    e.go("position startpos", "go byoyomi 100").unwrap();
+    assert_eq!(mv(&e.wait(deadline(5000)).unwrap()), "7g7f");
+    e.go("position startpos moves 7g7f 3c3d", "go byoyomi 100").unwrap();
+    assert_eq!(mv(&e.wait(deadline(5000)).unwrap()), "2g2f", "{:?}", e.last_output());
+    e.go("position startpos moves 7g7f 3c3d 2g2f 8c8d", "go byoyomi 100").unwrap();
+    let until = deadline(5000);
+    let r = loop {
+        if let Some(r) = e.poll() {
+            break r.unwrap();
+        }
+        assert!(Instant::now() < until, "no answer from poll(): {:?}", e.last_output());
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert_eq!(mv(&r), "6i7h", "{:?}", e.last_output());
+    // The strays were read (and ignored), not lost in the pipe.
+    assert!(e.last_output().contains(&"< bestmove 1a1b".to_string()), "{:?}", e.last_output());
+}
+
 #[test]
 fn illegal_move_comes_back_raw() {
     let mut e = UsiEngine::start(&script("illegal.py", &[])).unwrap();
