@@ -9,7 +9,11 @@
 //! error, not a panic: Rust ignores SIGPIPE); a reader thread turns its standard output
 //! into timestamped lines on a channel (lines are capped in length, bytes that are not
 //! UTF-8 are replaced); a third thread drains its standard error into the output log so
-//! the engine never blocks on a full pipe. The engine is driven from one thread:
+//! the engine never blocks on a full pipe. On Unix the engine runs in a process group of
+//! its own and is killed with it, so that a kill also reaches what it started (the
+//! engine itself, when a wrapper script runs it without `exec`). The group is outside
+//! the terminal's, so a Ctrl-C of the arena reaches no engine: each is killed when its
+//! client is dropped, or sees its input close. The engine is driven from one thread:
 //! [`UsiEngine::go`] sends the position and the `go` command and returns at once;
 //! [`UsiEngine::poll`] (non-blocking) or [`UsiEngine::wait`] (blocking, until a deadline)
 //! collect the `bestmove`.
@@ -466,6 +470,8 @@ impl UsiEngine {
         if let Some(dir) = &cfg.working_dir {
             command.current_dir(dir);
         }
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let mut child = command.spawn().map_err(spawn_err)?;
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
@@ -490,7 +496,7 @@ impl UsiEngine {
             Ok(())
         })();
         if let Err(e) = threads {
-            let _ = child.kill();
+            kill_all(&mut child);
             let _ = child.wait();
             return Err(spawn_err(e));
         }
@@ -952,7 +958,7 @@ impl UsiEngine {
                 Ok(None) | Err(_) => break,
             }
         }
-        let _ = self.child.kill();
+        kill_all(&mut self.child);
         let exit = self.child.wait().map(split_status).unwrap_or((None, None));
         self.exit = Some(exit);
         exit
@@ -963,14 +969,27 @@ impl Drop for UsiEngine {
     fn drop(&mut self) {
         self.input = None;
         if self.exit.is_none() {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                self.exit = Some(split_status(status));
-            } else {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-            }
+            // The group too when the process has exited by itself: what it started may
+            // live on (reaped after, so that the group's id is still ours).
+            kill_all(&mut self.child);
+            let _ = self.child.wait();
         }
     }
+}
+
+/// Kills the engine's process group (the engine and everything it started that stayed
+/// in it), then the process itself. Only while the process is not reaped: until then
+/// its id, which is the group's, cannot be another's.
+fn kill_all(child: &mut Child) {
+    #[cfg(unix)]
+    if let Ok(pgid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill(2) takes plain integers and touches no memory of ours; an empty
+        // group (ESRCH) is no error here.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
 }
 
 impl std::fmt::Debug for UsiEngine {
