@@ -21,7 +21,13 @@ pub enum OpeningError {
     Empty { path: String },
     #[error("start '{name}' is not in the variant's start family ({known})")]
     UnknownStart { name: String, known: String },
+    #[error("random opening {index}: every one of {tries} tries of {plies} random plies ended the game (limit {max_plies} plies)")]
+    NoRandomOpening { index: usize, plies: u32, max_plies: u32, tries: u32 },
 }
+
+/// Random lines tried for one opening before giving up: a line that ends the game is
+/// rare, so running out means that they all do (too many plies for the game's length).
+const RANDOM_OPENING_TRIES: u32 = 1000;
 
 /// One opening: a start position and moves played from it.
 #[derive(Clone, Debug, PartialEq)]
@@ -125,8 +131,9 @@ impl Openings {
         }
     }
 
-    /// The game of opening `index` with a length limit of `max_plies`.
-    pub fn game(&self, index: usize, max_plies: Option<u32>) -> Game {
+    /// The game of opening `index` with a length limit of `max_plies`. Random plies that
+    /// end the game are drawn again, a bounded number of times.
+    pub fn game(&self, index: usize, max_plies: Option<u32>) -> Result<Game, OpeningError> {
         match self {
             Openings::List(l) => {
                 let o = &l[index % l.len()];
@@ -134,11 +141,11 @@ impl Openings {
                 for &m in &o.moves {
                     g.play_unchecked(m);
                 }
-                g
+                Ok(g)
             }
             Openings::RandomPlies { start, plies, seed } => {
                 let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-                loop {
+                for _ in 0..RANDOM_OPENING_TRIES {
                     let mut g = Game::new((**start).clone(), max_plies);
                     for _ in 0..*plies {
                         let moves = g.legal_moves();
@@ -146,9 +153,11 @@ impl Openings {
                         g.play_unchecked(m);
                     }
                     if !g.is_over() {
-                        return g;
+                        return Ok(g);
                     }
                 }
+                let max_plies = max_plies.unwrap_or(start.variant().max_plies);
+                Err(OpeningError::NoRandomOpening { index, plies: *plies, max_plies, tries: RANDOM_OPENING_TRIES })
             }
         }
     }
@@ -166,9 +175,9 @@ mod tests {
         std::fs::write(&path, "# two openings\nstartpos moves 7g7f 3c3d\n\nlnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2\n").unwrap();
         let o = Openings::from_file(&path, v).unwrap();
         assert_eq!(o.len(), Some(2));
-        assert_eq!(o.game(0, None).ply(), 2);
-        assert_eq!(o.game(1, None).position().to_sfen(), "lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2");
-        assert_eq!(o.game(2, None).ply(), 2, "cycles");
+        assert_eq!(o.game(0, None).unwrap().ply(), 2);
+        assert_eq!(o.game(1, None).unwrap().position().to_sfen(), "lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2");
+        assert_eq!(o.game(2, None).unwrap().ply(), 2, "cycles");
     }
 
     #[test]
@@ -181,6 +190,18 @@ mod tests {
         assert!(e.contains("line 2") && e.contains("move 2 (7g7f)"), "{e}");
         std::fs::write(&path, "# nothing\n").unwrap();
         assert!(Openings::from_file(&path, v).unwrap_err().to_string().contains("holds no position"));
+    }
+
+    /// Random plies that always end the game (as many as its length) give up with an
+    /// error instead of drawing new lines forever; fewer plies give a game in progress.
+    #[test]
+    fn random_openings_that_end_the_game_give_up() {
+        let v = Variant::builtin("minishogi").unwrap();
+        let e = Openings::random(v, 6, 1).game(3, Some(4)).unwrap_err().to_string();
+        assert!(e.contains("random opening 3") && e.contains("6 random plies") && e.contains("limit 4 plies"), "{e}");
+        let g = Openings::random(v, 3, 1).game(3, Some(4)).unwrap();
+        assert_eq!(g.ply(), 3);
+        assert!(!g.is_over());
     }
 
     #[test]

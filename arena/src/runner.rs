@@ -11,13 +11,14 @@
 
 use crate::ending::{Ending, GameEnd};
 use crate::limits::{Clock, ClockView, Limit};
-use crate::openings::Openings;
+use crate::openings::{OpeningError, Openings};
 use crate::player::{Answer, FaultKind, Player, Reply};
 use crate::record::GameRecord;
 use crate::spec::PlayerFactory;
 use crate::thought::Score;
 use rules::{Color, Game, HandMatch, MatchState, Outcome};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -124,7 +125,8 @@ impl Slot {
 }
 
 /// Runs `jobs` and calls `on_result` as each finishes (from the worker threads, one at a
-/// time). Stops claiming new jobs once `stop` is set; games in flight are finished.
+/// time). Stops claiming new jobs once `stop` is set; games in flight are finished. Every
+/// job's opening is set up first, so an opening that cannot be played fails before any game.
 pub fn run_jobs(
     factories: &[PlayerFactory],
     openings: &Openings,
@@ -132,7 +134,14 @@ pub fn run_jobs(
     settings: &RunSettings,
     stop: &AtomicBool,
     on_result: &(dyn Fn(JobResult) + Sync),
-) {
+) -> Result<(), OpeningError> {
+    let mut starts = HashMap::new();
+    for j in jobs {
+        if let std::collections::hash_map::Entry::Vacant(e) = starts.entry(j.opening) {
+            e.insert(openings.game(j.opening, settings.max_plies)?);
+        }
+    }
+    let starts = &starts;
     let timed = factories.iter().any(|f| f.limit.is_some_and(|l| l.is_timed()));
     let in_flight = if timed { 1 } else { settings.games_in_flight.max(1) };
     let threads = settings.threads.max(1).min(jobs.len().max(1));
@@ -152,7 +161,7 @@ pub fn run_jobs(
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     jobs.get(i).copied()
                 };
-                let mut worker = Worker { players: &mut players, factories, openings, settings, slots: Vec::new() };
+                let mut worker = Worker { players: &mut players, factories, openings, starts, settings, slots: Vec::new() };
                 worker.run(in_flight, &claim, &|r| {
                     let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
                     on_result(r)
@@ -160,12 +169,15 @@ pub fn run_jobs(
             });
         }
     });
+    Ok(())
 }
 
 struct Worker<'a> {
     players: &'a mut Vec<Box<dyn Player>>,
     factories: &'a [PlayerFactory],
     openings: &'a Openings,
+    /// Each opening's start, by opening index.
+    starts: &'a HashMap<usize, Game>,
     settings: &'a RunSettings,
     slots: Vec<Option<Slot>>,
 }
@@ -219,7 +231,7 @@ impl Worker<'_> {
     }
 
     fn start_job(&mut self, i: usize, job: Job) {
-        let game = self.openings.game(job.opening, self.settings.max_plies);
+        let game = self.starts[&job.opening].clone();
         let variant = game.position().variant();
         let hand_match = (variant.match_consecutive_wins > 0).then(|| HandMatch::new(variant.match_consecutive_wins, self.settings.max_hands.max(1)));
         // Random and greedy players need no limit; alpha-beta without one searches its
@@ -361,7 +373,7 @@ impl Worker<'_> {
             return true;
         }
         // Next hand of the match: same opening, colours swapped, fresh clocks.
-        s.game = self.openings.game(s.job.opening, self.settings.max_plies);
+        s.game = self.starts[&s.job.opening].clone();
         let limits = [s.clocks[0].limit, s.clocks[1].limit];
         s.clocks = [Clock::new(limits[1]), Clock::new(limits[0])];
         self.new_hand(i);

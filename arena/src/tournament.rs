@@ -239,6 +239,21 @@ impl TournamentConfig {
         if let Some(l) = &self.limit {
             parse_limit(l)?;
         }
+        if self.max_plies > 0 {
+            self.check_random_plies(self.max_plies, "max_plies")?;
+        }
+        Ok(())
+    }
+
+    /// Random openings as long as the game are over before it starts: none could be played.
+    fn check_random_plies(&self, max_plies: u32, what: &str) -> Result<(), TournamentError> {
+        let o = &self.openings;
+        if o.file.is_none() && o.starts.is_empty() && o.random_plies >= max_plies {
+            return Err(TournamentError::Invalid(format!(
+                "openings.random_plies ({}) must be below {what} ({max_plies}): every random opening would end the game",
+                o.random_plies
+            )));
+        }
         Ok(())
     }
 
@@ -256,7 +271,12 @@ impl TournamentConfig {
                 Openings::start_family(variant, &names)?
             }
             (Some(_), false) => return Err(TournamentError::Invalid("openings: give a file or starts, not both".into())),
-            (None, true) => Openings::random(variant, o.random_plies, self.seed),
+            (None, true) => {
+                if self.max_plies == 0 {
+                    self.check_random_plies(variant.max_plies, "the variant's max_plies")?;
+                }
+                Openings::random(variant, o.random_plies, self.seed)
+            }
         })
     }
 
@@ -365,6 +385,7 @@ fn check_resume(dir: &Path, cfg: &TournamentConfig) -> Result<(), TournamentErro
 pub fn run(cfg: &TournamentConfig, show_progress: bool) -> Result<Report, TournamentError> {
     cfg.validate()?;
     let variant = cfg.variant()?;
+    let openings = cfg.openings(variant)?;
     let dir = &cfg.out_dir;
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     check_resume(dir, cfg)?;
@@ -374,7 +395,6 @@ pub fn run(cfg: &TournamentConfig, show_progress: bool) -> Result<Report, Tourna
     let move_timeout = Duration::from_millis(cfg.move_timeout_ms);
     let factories: Vec<PlayerFactory> =
         cfg.players.iter().map(|p| PlayerFactory::new(PlayerSpec::parse(p)?, variant, default_limit, cfg.threads, move_timeout)).collect::<Result<_, _>>()?;
-    let openings = cfg.openings(variant)?;
     let results_path = dir.join("results.jsonl");
     let done = read_results(&results_path)?;
     let done_ids: HashSet<u64> = done.iter().map(|r| r.job.id).collect();
@@ -422,7 +442,7 @@ pub fn run(cfg: &TournamentConfig, show_progress: bool) -> Result<Report, Tourna
         time_margin: Duration::from_millis(cfg.time_margin_ms),
         seed: cfg.seed,
     };
-    run_jobs(&factories, &openings, &todo, &settings, &stop, &|r: JobResult| {
+    let played = run_jobs(&factories, &openings, &todo, &settings, &stop, &|r: JobResult| {
         if standard {
             for (h, hand) in r.hands.iter().enumerate() {
                 let base = games_dir.join(format!("{:06}-{}", r.job.id, h + 1));
@@ -470,6 +490,7 @@ pub fn run(cfg: &TournamentConfig, show_progress: bool) -> Result<Report, Tourna
         }
     });
     pb.finish();
+    played?;
     if let Some(e) = failure.into_inner().unwrap() {
         return Err(e);
     }

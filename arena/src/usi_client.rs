@@ -9,7 +9,11 @@
 //! error, not a panic: Rust ignores SIGPIPE); a reader thread turns its standard output
 //! into timestamped lines on a channel (lines are capped in length, bytes that are not
 //! UTF-8 are replaced); a third thread drains its standard error into the output log so
-//! the engine never blocks on a full pipe. The engine is driven from one thread:
+//! the engine never blocks on a full pipe. On Unix the engine runs in a process group of
+//! its own and is killed with it, so that a kill also reaches what it started (the
+//! engine itself, when a wrapper script runs it without `exec`). The group is outside
+//! the terminal's, so a Ctrl-C of the arena reaches no engine: each is killed when its
+//! client is dropped, or sees its input close. The engine is driven from one thread:
 //! [`UsiEngine::go`] sends the position and the `go` command and returns at once;
 //! [`UsiEngine::poll`] (non-blocking) or [`UsiEngine::wait`] (blocking, until a deadline)
 //! collect the `bestmove`.
@@ -21,7 +25,9 @@
 //! Each `go` must be answered by one `bestmove` (after `stop` too). When a search is
 //! abandoned — `go` while a search is still running, or [`UsiEngine::new_game`] — the
 //! client sends `stop` and discards the late `bestmove`, so it is never taken for the
-//! answer to a later `go`.
+//! answer to a later `go`. Every `go` is preceded by `isready`: the engine cannot answer
+//! the `go` before its `readyok`, so a `bestmove` read before that `readyok` (a second,
+//! stray answer to the previous search) answers nothing and is ignored.
 //!
 //! Facts about the engines this was tested with (see `scripts/install-engines.sh`):
 //! * Fairy-Stockfish (`/usr/games/fairy-stockfish`) speaks USI when its first command is
@@ -434,6 +440,9 @@ pub struct UsiEngine {
     /// `go` commands not yet answered by a `bestmove`; more than one after an abandoned
     /// search, whose late answers are discarded.
     outstanding: u32,
+    /// `isready` commands not yet answered by a `readyok`; while one sent before the
+    /// current `go` is, no `bestmove` can be its answer.
+    readyok_pending: u32,
     /// When the current `go` was written.
     go_sent: Option<Instant>,
     /// The last scored `info` of the current search.
@@ -461,6 +470,8 @@ impl UsiEngine {
         if let Some(dir) = &cfg.working_dir {
             command.current_dir(dir);
         }
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let mut child = command.spawn().map_err(spawn_err)?;
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
@@ -485,7 +496,7 @@ impl UsiEngine {
             Ok(())
         })();
         if let Err(e) = threads {
-            let _ = child.kill();
+            kill_all(&mut child);
             let _ = child.wait();
             return Err(spawn_err(e));
         }
@@ -501,6 +512,7 @@ impl UsiEngine {
             rx,
             log,
             outstanding: 0,
+            readyok_pending: 0,
             go_sent: None,
             info: EngineInfo::default(),
             closed: false,
@@ -618,6 +630,9 @@ impl UsiEngine {
         if self.outstanding > 0 {
             self.send("stop")?;
         }
+        // What the engine says before its `readyok` is not the answer to this `go`.
+        self.send("isready")?;
+        self.readyok_pending += 1;
         self.send(position)?;
         self.info = EngineInfo::default();
         self.go_sent = Some(Instant::now());
@@ -804,10 +819,12 @@ impl UsiEngine {
         }
     }
 
-    /// `isready`, then lines until `readyok` (discarding late `bestmove`s).
+    /// `isready`, then lines until its `readyok` (discarding late `bestmove`s, and the
+    /// `readyok`s of earlier `isready`s).
     fn sync_until(&mut self, started: Instant, deadline: Instant) -> Result<(), EngineError> {
         self.send("isready")?;
-        self.wait_for("readyok", started, deadline, |_, line| Ok(line.trim() == "readyok"))
+        self.readyok_pending += 1;
+        self.wait_for("readyok", started, deadline, |e, line| Ok(line.trim() == "readyok" && e.readyok_pending == 0))
     }
 
     /// Reads lines until `done` says so (or fails with a protocol message), the deadline
@@ -835,6 +852,9 @@ impl UsiEngine {
                             self.go_sent = None;
                         }
                     }
+                    if line.trim() == "readyok" {
+                        self.readyok_pending = self.readyok_pending.saturating_sub(1);
+                    }
                     match done(self, &line) {
                         Ok(true) => return Ok(()),
                         Ok(false) => {}
@@ -850,12 +870,18 @@ impl UsiEngine {
     }
 
     /// One line while a search may be running: `info` updates the search's info,
-    /// `bestmove` ends it (or is discarded when it answers an abandoned search).
+    /// `bestmove` ends it (or is discarded when it answers an abandoned search, or comes
+    /// before the `readyok` that precedes the current `go`).
     fn handle_search_line(&mut self, line: &str, at: Instant) -> Result<Option<Reply>, EngineError> {
         let mut tokens = line.split_whitespace();
         match tokens.next() {
+            Some("readyok") if line.trim() == "readyok" => {
+                self.readyok_pending = self.readyok_pending.saturating_sub(1);
+                Ok(None)
+            }
             Some("info") => {
-                if let Some(info) = EngineInfo::parse_scored(line) {
+                // Before the `readyok`, what is said is about an earlier search.
+                if let Some(info) = EngineInfo::parse_scored(line).filter(|_| self.readyok_pending == 0) {
                     self.info = info;
                 }
                 Ok(None)
@@ -863,6 +889,10 @@ impl UsiEngine {
             Some("bestmove") => {
                 if self.outstanding == 0 {
                     tracing::debug!(engine = %self.name, line, "bestmove with no search running; ignored");
+                    return Ok(None);
+                }
+                if self.outstanding == 1 && self.readyok_pending > 0 {
+                    tracing::debug!(engine = %self.name, line, "bestmove before the readyok that precedes go; ignored");
                     return Ok(None);
                 }
                 self.outstanding -= 1;
@@ -906,6 +936,7 @@ impl UsiEngine {
         let (status, signal) = self.reap(EXIT_GRACE);
         self.go_sent = None;
         self.outstanding = 0;
+        self.readyok_pending = 0;
         // Let the stderr thread log the engine's last words.
         thread::sleep(Duration::from_millis(10));
         EngineError::Exited { engine: self.name.clone(), waiting_for: waiting_for.to_string(), status, signal, last_output: self.last_output() }
@@ -927,7 +958,7 @@ impl UsiEngine {
                 Ok(None) | Err(_) => break,
             }
         }
-        let _ = self.child.kill();
+        kill_all(&mut self.child);
         let exit = self.child.wait().map(split_status).unwrap_or((None, None));
         self.exit = Some(exit);
         exit
@@ -938,14 +969,27 @@ impl Drop for UsiEngine {
     fn drop(&mut self) {
         self.input = None;
         if self.exit.is_none() {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                self.exit = Some(split_status(status));
-            } else {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-            }
+            // The group too when the process has exited by itself: what it started may
+            // live on (reaped after, so that the group's id is still ours).
+            kill_all(&mut self.child);
+            let _ = self.child.wait();
         }
     }
+}
+
+/// Kills the engine's process group (the engine and everything it started that stayed
+/// in it), then the process itself. Only while the process is not reaped: until then
+/// its id, which is the group's, cannot be another's.
+fn kill_all(child: &mut Child) {
+    #[cfg(unix)]
+    if let Ok(pgid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill(2) takes plain integers and touches no memory of ours; an empty
+        // group (ESRCH) is no error here.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
 }
 
 impl std::fmt::Debug for UsiEngine {

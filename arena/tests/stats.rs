@@ -82,6 +82,24 @@ fn elo_and_score_convert_both_ways() {
     assert!(elo_from_score(f64::NAN).is_nan());
 }
 
+#[test]
+fn wilson_interval_by_hand() {
+    // (p + z²/2n ∓ z·sqrt(p(1−p)/n + z²/4n²)) / (1 + z²/n), z² = 3.8414588206941245.
+    // 16 of 16: 1 / (1 + 3.8414588/16) = 1 / 1.2400912 = 0.8063923194655636, and 1.
+    let (lo, hi) = wilson_interval(1.0, 16.0, Z95);
+    assert_close(lo, 0.8063923194655636, 1e-12);
+    assert_eq!(hi, 1.0);
+    let (lo, hi) = wilson_interval(0.0, 16.0, Z95);
+    assert_eq!(lo, 0.0);
+    assert_close(hi, 1.0 - 0.8063923194655636, 1e-12);
+    // ½ of 100: centre 0.5 + 0.0192073 = 0.5192073, half-width z·sqrt(0.0025 + 0.0000960)
+    // = 0.0998628, over 1.0384146: 0.4038315303659957 and 0.5961684696340044.
+    let (lo, hi) = wilson_interval(0.5, 100.0, Z95);
+    assert_close(lo, 0.4038315303659957, 1e-12);
+    assert_close(hi, 0.5961684696340044, 1e-12);
+    assert_eq!(wilson_interval(0.5, 0.0, Z95), (0.0, 1.0));
+}
+
 // ---------------------------------------------------------------------------------------
 // Trinomial
 // ---------------------------------------------------------------------------------------

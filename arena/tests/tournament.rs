@@ -187,6 +187,24 @@ fn an_sprt_stops_a_match_and_keeps_its_decision() {
     assert_eq!(again.pairings[0].sprt.as_ref().unwrap().stopped.as_ref(), Some(&stop));
 }
 
+/// Random openings at least as long as the game are all over before they start: the
+/// tournament is refused up front, naming both values, instead of searching forever for
+/// one that is not (issue 18). Run on a thread so that a hang fails rather than stalls.
+#[test]
+fn random_openings_as_long_as_the_game_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (random_plies, max_plies) in [(6, 4), (4, 4), (256, 0)] {
+        let mut c = config("minishogi", &["random", "random,name=random2"], &dir.path().join(format!("t{random_plies}-{max_plies}")));
+        c.openings.random_plies = random_plies;
+        c.max_plies = max_plies;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(run(&c, false).map(|r| r.games).map_err(|e| e.to_string())));
+        let e = rx.recv_timeout(std::time::Duration::from_secs(120)).expect("the tournament hung").unwrap_err();
+        let limit = if max_plies == 0 { 256 } else { max_plies };
+        assert!(e.contains(&format!("random_plies ({random_plies})")) && e.contains(&format!("({limit})")), "{e}");
+    }
+}
+
 fn engine(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/engines").join(name)
 }

@@ -156,6 +156,31 @@ fn abandoned_search_answer_is_not_taken_for_the_next() {
     assert_eq!(e.wait(deadline(2000)).unwrap().best, BestMove::Resign);
 }
 
+/// An engine that sends a second, stray `bestmove` after its answer, late (when the next
+/// command arrives): that line answers nothing and must not be taken as the answer to the
+/// next `go` (issue 18), with `wait` or with `poll`.
+#[test]
+fn a_stray_second_bestmove_is_not_taken_for_the_next_answer() {
+    let mut e = UsiEngine::start(&script("scripted.py", &["--stray", "7g7f", "2g2f", "6i7h"])).unwrap();
+    e.new_game().unwrap();
+    e.go("position startpos", "go byoyomi 100").unwrap();
+    assert_eq!(mv(&e.wait(deadline(5000)).unwrap()), "7g7f");
+    e.go("position startpos moves 7g7f 3c3d", "go byoyomi 100").unwrap();
+    assert_eq!(mv(&e.wait(deadline(5000)).unwrap()), "2g2f", "{:?}", e.last_output());
+    e.go("position startpos moves 7g7f 3c3d 2g2f 8c8d", "go byoyomi 100").unwrap();
+    let until = deadline(5000);
+    let r = loop {
+        if let Some(r) = e.poll() {
+            break r.unwrap();
+        }
+        assert!(Instant::now() < until, "no answer from poll(): {:?}", e.last_output());
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    assert_eq!(mv(&r), "6i7h", "{:?}", e.last_output());
+    // The strays were read (and ignored), not lost in the pipe.
+    assert!(e.last_output().contains(&"< bestmove 1a1b".to_string()), "{:?}", e.last_output());
+}
+
 #[test]
 fn illegal_move_comes_back_raw() {
     let mut e = UsiEngine::start(&script("illegal.py", &[])).unwrap();
@@ -231,6 +256,56 @@ fn wedged_engine_is_killed_by_quit() {
     let took = t.elapsed();
     assert!(took >= Duration::from_millis(900) && took < Duration::from_millis(2500), "quit took {took:?}");
     assert!(!Path::new(&format!("/proc/{pid}")).exists(), "process {pid} is still there");
+}
+
+/// The process ids whose parent is `parent` (from `/proc/*/stat`).
+fn children_of(parent: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
+        let after = &stat[stat.rfind(')').map_or(0, |i| i + 1)..];
+        if after.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok()) == Some(parent) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Whether `pid` is gone (or a zombie: dead, waiting for its new parent to reap it).
+fn is_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat[stat.rfind(')').map_or(0, |i| i + 1)..].split_whitespace().next() == Some("Z"),
+        Err(_) => true,
+    }
+}
+
+/// An engine run by a wrapper script without `exec` is the client's grandchild; killing
+/// the engine must reach it too, not only the wrapper (issue 18). The engine is wedged
+/// (it ignores its input and SIGTERM), so only a kill ends it before its own 30 s.
+#[test]
+fn killing_a_wrapped_engine_kills_the_engine_too() {
+    let mut e = UsiEngine::start(&script("wrapper.sh", &["hang.py", "--stubborn"])).unwrap();
+    let wrapper = e.pid();
+    e.go("position startpos", "go infinite").unwrap();
+    // Wedged once it has answered `go` with its info line.
+    assert!(e.wait(deadline(500)).unwrap_err().is_timeout());
+    let until = deadline(10_000);
+    while !e.last_output().iter().any(|l| l.starts_with("< info depth 1")) {
+        assert!(Instant::now() < until, "the engine never took the go: {:?}", e.last_output());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let engines = children_of(wrapper);
+    assert_eq!(engines.len(), 1, "the wrapper {wrapper} runs one engine: {engines:?}");
+    let engine = engines[0];
+    drop(e);
+    assert!(is_gone(wrapper), "the wrapper {wrapper} is still running");
+    let until = deadline(10_000);
+    while !is_gone(engine) {
+        assert!(Instant::now() < until, "the wrapped engine {engine} outlived the kill by 10 s");
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 #[test]

@@ -34,7 +34,7 @@
 //!
 //! An empty cell's statistics are NaN (JSON `null`), never a panic.
 
-use arena::stats::{elo_from_score, normal_cdf, normal_quantile, z_for_confidence, Trinomial};
+use arena::stats::{elo_from_score, erfc, normal_quantile, z_for_confidence, Trinomial};
 use serde::Serialize;
 
 /// The confidence level of every interval the study reports.
@@ -136,7 +136,8 @@ pub fn two_sample_test(a: &BlackTally, b: &BlackTally, confidence: f64) -> Diffe
     } else {
         diff.signum() * f64::INFINITY
     };
-    let p_value = 2.0 * (1.0 - normal_cdf(z.abs()));
+    // erfc keeps the far tail that 1 − Φ(|z|) rounds to 0 (from |z| ≈ 8.3 on).
+    let p_value = erfc(z.abs() / std::f64::consts::SQRT_2);
     let zc = z_for_confidence(confidence);
     Difference { diff, se, lo: diff - zc * se, hi: diff + zc * se, z, p_value }
 }

@@ -158,7 +158,7 @@ pub fn play(
     let stop = AtomicBool::new(false);
     let count = AtomicUsize::new(0);
     let names: Vec<&str> = factories.iter().map(|f| f.name()).collect();
-    run_jobs(factories, &openings, &jobs, &settings, &stop, &|r: JobResult| {
+    let played = run_jobs(factories, &openings, &jobs, &settings, &stop, &|r: JobResult| {
         if let Err(e) = results::append(&results_path, &r) {
             tracing::error!("{e}");
             failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
@@ -186,6 +186,7 @@ pub fn play(
         }
     });
     pb.finish();
+    played.map_err(|e| BalanceError::Invalid(e.to_string()))?;
     if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(e);
     }

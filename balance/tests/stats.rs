@@ -99,6 +99,19 @@ fn two_sample_test_by_hand() {
     assert!(close(e.z, -d.z, 1e-12) && close(e.p_value, d.p_value, 1e-12));
 }
 
+/// A far-tail difference keeps its p-value (issue 18): `2(1 − Φ(10))` is 0 in doubles
+/// (Φ(10) rounds to 1), `erfc(10/√2)` is not.
+#[test]
+fn far_tail_p_values_do_not_underflow() {
+    // a = 50/0/50: ŝ 0.5, σ² 0.25; b = 0/0/100: ŝ 0, σ² 0; se = √(0.25/100) = 0.05,
+    // z = 0.5/0.05 = 10, p = erfc(10/√2) = 1.5239706048321186e-23 (Python math.erfc).
+    let d = two_sample_test(&BlackTally::new(50, 0, 50), &BlackTally::new(0, 0, 100), CONFIDENCE);
+    assert!(close(d.z, 10.0, 1e-12), "{}", d.z);
+    assert!(close(d.p_value / 1.5239706048321186e-23, 1.0, 1e-9), "{}", d.p_value);
+    let e = two_sample_test(&BlackTally::new(0, 0, 100), &BlackTally::new(50, 0, 50), CONFIDENCE);
+    assert_eq!(e.p_value, d.p_value);
+}
+
 #[test]
 fn degenerate_comparisons_are_defined() {
     let nan = two_sample_test(&BlackTally::default(), &BlackTally::new(1, 0, 0), CONFIDENCE);

@@ -5,7 +5,7 @@
 //! interrupted evaluation resumes game by game.
 
 use arena::report::PairingStats;
-use arena::stats::{self, Trinomial};
+use arena::stats;
 use arena::tournament::{Mode, OpeningsConfig, TournamentConfig};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -36,18 +36,10 @@ impl MatchResult {
         (self.wins as f64 + 0.5 * self.draws as f64) / self.games as f64
     }
 
-    fn trinomial(&self) -> Trinomial {
-        Trinomial::new(self.wins as u64, self.draws as u64, self.losses as u64)
-    }
-
-    /// 95% interval of the score: the arena's normal approximation over per-game scores
-    /// (one formula for the loop and the arena), clipped to [0, 1]; [0, 1] without games.
+    /// 95% Wilson interval of the score; [0, 1] without games. The normal approximation
+    /// collapses to a point at a score of 0 or 1, which a short match often has.
     pub fn interval(&self) -> (f64, f64) {
-        if self.games == 0 {
-            return (0.0, 1.0);
-        }
-        let (lo, hi) = self.trinomial().score_interval(stats::z_for_confidence(0.95));
-        (lo.max(0.0), hi.min(1.0))
+        stats::wilson_interval(self.score(), self.games as f64, stats::z_for_confidence(0.95))
     }
 
     /// Elo difference implied by the score (the arena's `elo_from_score`, finite at 0 and 1).
@@ -57,7 +49,15 @@ impl MatchResult {
 
     pub fn line(&self) -> String {
         let (lo, hi) = self.interval();
-        format!("{:.3} [{:.3}, {:.3}] (+{} ={} -{}, {:+.0} Elo)", self.score(), lo, hi, self.wins, self.draws, self.losses, self.elo())
+        // A score of 1 (or 0) has no finite Elo: show the bound the interval gives.
+        let elo = if self.games > 0 && self.wins == self.games {
+            format!("> {:+.0} Elo", stats::elo_from_score(lo))
+        } else if self.games > 0 && self.losses == self.games {
+            format!("< {:+.0} Elo", stats::elo_from_score(hi))
+        } else {
+            format!("{:+.0} Elo", self.elo())
+        };
+        format!("{:.3} [{:.3}, {:.3}] (+{} ={} -{}, {elo})", self.score(), lo, hi, self.wins, self.draws, self.losses)
     }
 }
 
@@ -116,19 +116,35 @@ mod tests {
 
     #[test]
     fn score_interval_and_elo_by_hand() {
-        // +9 =5 -2 over 16 games: score (9 + 2.5) / 16 = 0.71875. Per-game variance
-        // (9·0.28125² + 5·0.21875² + 2·0.71875²) / 16 = (0.711914 + 0.239258 + 1.033203) / 16
-        // = 0.124023; half-width 1.959964·sqrt(0.124023 / 16) = 0.172559.
+        // +9 =5 -2 over 16 games: score (9 + 2.5) / 16 = 0.71875. Wilson at z = 1.959964
+        // (z² = 3.841459): z²/n = 0.240091, z²/2n = 0.120046, z²/4n² = 0.003751;
+        // p(1-p)/n = 0.71875·0.28125/16 = 0.012634; half-width z·sqrt(0.012634 + 0.003751)
+        // = 0.250889; ends (0.71875 + 0.120046 ∓ 0.250889) / 1.240091 = 0.474084, 0.878713.
         let r = MatchResult { games: 16, wins: 9, draws: 5, losses: 2, ..Default::default() };
         assert!((r.score() - 0.71875).abs() < 1e-12);
         let (lo, hi) = r.interval();
-        assert!((lo - (0.71875 - 0.172559)).abs() < 1e-5 && (hi - (0.71875 + 0.172559)).abs() < 1e-5, "{lo} {hi}");
+        assert!((lo - 0.474084).abs() < 1e-5 && (hi - 0.878713).abs() < 1e-5, "{lo} {hi}");
         // Elo = -400 log10(1/0.71875 - 1) = -400 log10(0.391304) = 162.994.
         assert!((r.elo() - 162.994).abs() < 0.001, "{}", r.elo());
-        // All lost: the interval collapses at 0, the Elo stays finite.
-        let l = MatchResult { games: 16, losses: 16, ..Default::default() };
-        assert_eq!(l.interval(), (0.0, 0.0));
-        assert!(l.elo().is_finite() && l.elo() < -1000.0);
+        assert_eq!(r.line(), "0.719 [0.474, 0.879] (+9 =5 -2, +163 Elo)");
         assert_eq!(MatchResult::default().interval(), (0.0, 1.0));
+    }
+
+    /// A clean sweep is not "[1.000, 1.000] (+2400 Elo)" (issue 18): the Wilson interval
+    /// stays open below 1, and the Elo is shown as the bound its lower end gives.
+    #[test]
+    fn a_clean_sweep_shows_an_interval_and_an_elo_bound() {
+        // 16 of 16: the Wilson lower end is (1 + z²/2n − z·sqrt(z²/4n²)) / (1 + z²/n)
+        // = 1 / (1 + 3.841459/16) = 1 / 1.240091 = 0.806392; its Elo is
+        // -400 log10(1/0.806392 − 1) = -400 log10(0.240091) = 247.85.
+        let w = MatchResult { games: 16, wins: 16, ..Default::default() };
+        let (lo, hi) = w.interval();
+        assert!((lo - 0.806392).abs() < 1e-5 && hi == 1.0, "{lo} {hi}");
+        assert_eq!(w.line(), "1.000 [0.806, 1.000] (+16 =0 -0, > +248 Elo)");
+        // All lost: the mirror image.
+        let l = MatchResult { games: 16, losses: 16, ..Default::default() };
+        let (lo, hi) = l.interval();
+        assert!(lo == 0.0 && (hi - 0.193608).abs() < 1e-5, "{lo} {hi}");
+        assert_eq!(l.line(), "0.000 [0.000, 0.194] (+0 =0 -16, < -248 Elo)");
     }
 }

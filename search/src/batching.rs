@@ -17,10 +17,15 @@
 //!
 //! (The same trade-off as KataGo's `nnMaxBatchSize` with its server threads and
 //! Leela Chess Zero's multiplexing backend, made adaptive.)
+//!
+//! # When the evaluator panics
+//! The queue is poisoned: the callers of the failed batch, those queued behind it and
+//! every later caller panic with the evaluator's message (none is served any more).
 
 use crate::eval::{EvalRequest, Evaluation, Evaluator};
 use crate::game::SearchGame;
 use std::collections::VecDeque;
+use std::panic::AssertUnwindSafe;
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -74,6 +79,8 @@ struct State<G: SearchGame> {
     calls: VecDeque<Call<G>>,
     waiting_positions: usize,
     stop: bool,
+    /// The evaluator panicked (its message): no call will be answered any more.
+    poisoned: Option<String>,
     stats: BatchingStats,
     /// Moving average of seconds per evaluator call.
     batch_seconds: f64,
@@ -126,6 +133,7 @@ where
                 calls: VecDeque::new(),
                 waiting_positions: 0,
                 stop: false,
+                poisoned: None,
                 stats: BatchingStats { target: 1.0, deadline_seconds: config.min_wait.as_secs_f64(), ..BatchingStats::default() },
                 batch_seconds: 0.0,
             }),
@@ -136,7 +144,12 @@ where
         let for_thread = shared.clone();
         let thread = std::thread::Builder::new()
             .name("batching-evaluator".into())
-            .spawn(move || serve(&for_thread, &inner))
+            .spawn(move || {
+                // Any panic of the server fails the waiting callers instead of stranding them.
+                if let Err(p) = std::panic::catch_unwind(AssertUnwindSafe(|| serve(&for_thread, &inner))) {
+                    poison(&for_thread, &panic_message(&*p));
+                }
+            })
             .expect("cannot start the batching evaluator's thread");
         let server = Arc::new(Server { shared: shared.clone(), thread: Mutex::new(Some(thread)) });
         BatchingEvaluator { shared, _server: server }
@@ -161,12 +174,44 @@ where
         let (reply, answer) = mpsc::sync_channel(1);
         {
             let mut s = self.shared.state.lock().unwrap_or_else(|e| e.into_inner());
+            // Checked under the lock that `poison` drains the queue under: a call is
+            // either refused here or dropped there, never left waiting.
+            if let Some(m) = s.poisoned.clone() {
+                drop(s);
+                panic!("{}", poisoned_text(&m));
+            }
             s.waiting_positions += batch.len();
             s.calls.push_back(Call { requests: batch.to_vec(), since: Instant::now(), reply });
         }
         self.shared.wake.notify_one();
-        answer.recv().expect("the batching evaluator's server stopped (its evaluator panicked)")
+        match answer.recv() {
+            Ok(a) => a,
+            Err(_) => {
+                let m = self.shared.state.lock().unwrap_or_else(|e| e.into_inner()).poisoned.clone();
+                panic!("{}", poisoned_text(m.as_deref().unwrap_or("the server stopped")))
+            }
+        }
     }
+}
+
+fn poisoned_text(message: &str) -> String {
+    format!("the batching evaluator's evaluator panicked: {message}")
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "(no message)".into())
+}
+
+/// Marks the queue failed (keeping the first message) and drops every queued call, so
+/// that its caller's `recv` fails and it panics.
+fn poison<G: SearchGame>(shared: &Shared<G>, message: &str) {
+    let calls = {
+        let mut s = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.poisoned.get_or_insert_with(|| message.to_string());
+        s.waiting_positions = 0;
+        std::mem::take(&mut s.calls)
+    };
+    drop(calls);
 }
 
 /// The server loop: wait for a batch's worth (or the deadline), evaluate, reply.
@@ -215,7 +260,14 @@ fn serve<G: SearchGame, E: Evaluator<G>>(shared: &Shared<G>, inner: &E) {
             requests.extend(c.requests);
         }
         let started = Instant::now();
-        let mut results = inner.evaluate(&requests).into_iter();
+        let mut results = match std::panic::catch_unwind(AssertUnwindSafe(|| inner.evaluate(&requests))) {
+            Ok(r) => r.into_iter(),
+            Err(p) => {
+                // Poisoned before this batch's replies drop, so its callers read the message.
+                poison(shared, &panic_message(&*p));
+                return;
+            }
+        };
         let seconds = started.elapsed().as_secs_f64();
         // Counted before the replies go out, so a caller holding its answers sees its
         // batch in `stats()`.

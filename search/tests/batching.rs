@@ -117,3 +117,64 @@ fn dropping_the_last_handle_stops_the_server() {
     drop(other);
     assert!(dropped.load(Ordering::SeqCst), "the server thread ended and dropped its evaluator");
 }
+
+/// Answers as `Recording` does, but panics (a lost device) on batch `fail_at`, after
+/// `delay` so that other calls queue up behind it meanwhile.
+struct Failing {
+    batches: Mutex<usize>,
+    fail_at: usize,
+    delay: Duration,
+}
+
+impl Evaluator<Bandit> for Failing {
+    fn evaluate(&self, batch: &[EvalRequest<Bandit>]) -> Vec<Evaluation> {
+        let n = {
+            let mut b = self.batches.lock().unwrap();
+            *b += 1;
+            *b
+        };
+        std::thread::sleep(self.delay);
+        assert!(n != self.fail_at, "device lost");
+        batch.iter().map(|r| Evaluation::uniform(r.moves.len(), r.state.values[0])).collect()
+    }
+}
+
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
+}
+
+/// An evaluator that panics fails every caller, not only those in its batch: the calls
+/// queued behind it and every later call panic with its message instead of waiting
+/// forever (issue 18). The callers run on their own threads and the test waits for each
+/// with a generous bound, so a deadlock fails the test rather than stalling it.
+#[test]
+fn a_panicking_evaluator_fails_every_caller_instead_of_deadlocking() {
+    let queue = BatchingEvaluator::new(
+        Failing { batches: Mutex::new(0), fail_at: 3, delay: Duration::from_millis(5) },
+        // Two calls a batch: most callers are outside the batch that fails.
+        BatchingConfig { max_batch: 4, ..BatchingConfig::default() },
+    );
+    let threads = 16;
+    let (tx, rx) = std::sync::mpsc::channel();
+    for t in 0..threads {
+        let (queue, tx) = (queue.clone(), tx.clone());
+        std::thread::spawn(move || {
+            for c in 0..1000 {
+                let x = (t * 1000 + c) as f32 / 1e6;
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| queue.evaluate(&[request(x), request(x)]))) {
+                    Ok(a) => assert_eq!(a[1].value, x),
+                    Err(p) => return tx.send((t, Some(panic_text(&*p)))).unwrap(),
+                }
+            }
+            tx.send((t, None)).unwrap();
+        });
+    }
+    let ended: Vec<_> =
+        (0..threads).map(|_| rx.recv_timeout(Duration::from_secs(120)).expect("a caller is still waiting two minutes after the evaluator panicked")).collect();
+    for (t, failure) in ended {
+        let text = failure.unwrap_or_else(|| panic!("thread {t} made 1000 calls after batch 3 panicked"));
+        assert!(text.contains("device lost") && text.contains("batching evaluator"), "thread {t}: {text}");
+    }
+    let later = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| queue.evaluate(&[request(0.5)]))).unwrap_err();
+    assert!(panic_text(&*later).contains("device lost"), "{}", panic_text(&*later));
+}

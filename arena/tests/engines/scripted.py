@@ -2,8 +2,10 @@
 """A USI test engine that answers each `go` with the next move given on its command line,
 then `bestmove resign` once they run out. It plays no shogi: legality is the arena's job.
 
-Usage: scripted.py [--delay-ms N] [MOVE ...]
+Usage: scripted.py [--delay-ms N] [--stray] [MOVE ...]
   --delay-ms N   wait N ms before each answer (any line, `stop` say, cuts it short)
+  --stray        after each answer, print a second, stray `bestmove 1a1b` when the next
+                 command arrives (a late duplicate answer: nothing asked for it)
 
 Before `readyok` it reports the options it was given as `info string options N=V ...`,
 and on each `go` it echoes the position as `info string position ...`. Exits on `quit` or
@@ -37,13 +39,21 @@ def main():
     if len(args) >= 2 and args[0] == "--delay-ms":
         delay = int(args[1]) / 1000.0
         args = args[2:]
+    stray = False
+    if args[:1] == ["--stray"]:
+        stray = True
+        args = args[1:]
     moves = list(args)
     options = []
     position = ""
+    stray_due = False
     while True:
         line = read_line()
         if not line:
             return 0
+        if stray_due:
+            out("bestmove 1a1b")
+            stray_due = False
         words = line.split()
         if not words:
             continue
@@ -82,6 +92,7 @@ def main():
                         PENDING.append(nxt)
             out("info depth 2 seldepth 3 score cp -5 lowerbound nodes 40 nps 4000 time 10 pv " + move + " 3c3d")
             out("bestmove " + move + ("" if move in ("resign", "win") else " ponder 3c3d"))
+            stray_due = stray
         elif cmd == "quit":
             return 0
 
