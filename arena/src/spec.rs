@@ -5,7 +5,7 @@
 //!
 //! | kind | ARG | keys |
 //! |---|---|---|
-//! | `checkpoint` | model directory (`…/models/gen-0004`) | limit; `policy=gumbel\|puct`, `gumbel_m=N`, `c_puct=X`, `noise=X`, `mate=on\|off` |
+//! | `checkpoint` | model directory (`…/models/gen-0004`); none: the variant's shipped model ([`shipped_model`]) | limit; `policy=gumbel\|puct`, `gumbel_m=N`, `c_puct=X`, `noise=X`, `mate=on\|off` |
 //! | `uniform` | – | as checkpoint: the uniform-prior search |
 //! | `random` | – | – |
 //! | `greedy` | – | `noise=CP` (one-ply material) |
@@ -39,7 +39,7 @@ use crate::player::{BaselinePlayer, Player, SearchPlayer, UsiPlayer};
 use crate::usi_client::EngineConfig;
 use rules::{Game, Variant};
 use search::{Evaluator, RootPolicy, SearchConfig, UniformEvaluator};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -128,7 +128,8 @@ impl PlayerSpec {
         }
         let need_arg = |what: &str| arg.clone().filter(|a| !a.is_empty()).ok_or_else(|| err(format!("{kind_name} needs {what}: {kind_name}:{what}")));
         let kind = match kind_name {
-            "checkpoint" | "model" => Kind::Checkpoint(PathBuf::from(need_arg("a model directory")?)),
+            // No directory: the shipped model of the variant, found when the player is built.
+            "checkpoint" | "model" => Kind::Checkpoint(arg.clone().map(PathBuf::from).unwrap_or_default()),
             "uniform" => Kind::Uniform,
             "random" => Kind::Random,
             "greedy" => Kind::Greedy,
@@ -165,7 +166,7 @@ impl PlayerSpec {
         }
         let default_name = match &kind {
             Kind::Checkpoint(dir) => {
-                let gen = dir.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
+                let gen = dir.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_else(|| "shipped".into());
                 format!("{gen}{}", limit.map(|l| format!("-{}", l.to_spec())).unwrap_or_default())
             }
             Kind::Usi(cmd) => {
@@ -209,6 +210,18 @@ impl PlayerSpec {
     }
 }
 
+/// The model shipped for `variant`: `models/<variant name>/` of the repository this
+/// binary was built from, or of `$COPPER_MODELS` when set.
+pub fn shipped_model(variant: &Variant) -> Result<PathBuf, String> {
+    let root = std::env::var_os("COPPER_MODELS").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../models"));
+    let dir = root.join(&variant.name);
+    if dir.join("model.json").exists() {
+        Ok(dir)
+    } else {
+        Err(format!("no shipped model for {} (looked for {}/model.json; set COPPER_MODELS or give checkpoint:DIR)", variant.name, dir.display()))
+    }
+}
+
 /// Whether `noise=X` is allowed for `kind` at this size.
 fn check_noise(kind: &Kind, x: f64) -> Result<(), String> {
     match kind {
@@ -247,7 +260,8 @@ impl PlayerFactory {
         }
         let evaluator: Option<Arc<dyn Evaluator<Game>>> = match &spec.kind {
             Kind::Checkpoint(dir) => {
-                let e = neteval::load(dir, variant).map_err(|e| err(e.to_string()))?;
+                let dir = if dir.as_os_str().is_empty() { shipped_model(variant).map_err(err)? } else { dir.clone() };
+                let e = neteval::load(&dir, variant).map_err(|e| err(e.to_string()))?;
                 Some(Arc::new(e.serial(threads > 1)))
             }
             Kind::Uniform => Some(Arc::new(UniformEvaluator)),
@@ -363,9 +377,20 @@ mod tests {
     }
 
     #[test]
+    fn a_checkpoint_without_a_directory_is_the_variants_shipped_model() {
+        let s = PlayerSpec::parse("checkpoint,sims=8").unwrap();
+        assert_eq!(s.kind, Kind::Checkpoint(PathBuf::new()));
+        let v = Variant::builtin("pocket-copper").unwrap();
+        let dir = shipped_model(v).unwrap();
+        assert!(dir.ends_with("models/pocket-copper"));
+        PlayerFactory::new(s, v, None, 1, Duration::from_secs(1)).expect("the shipped model loads for its variant");
+        let e = shipped_model(Variant::builtin("minishogi").unwrap()).unwrap_err();
+        assert!(e.contains("no shipped model for minishogi"), "{e}");
+    }
+
+    #[test]
     fn bad_specs_say_what_is_wrong() {
         for (text, says) in [
-            ("checkpoint", "needs a model directory"),
             ("usi:", "needs an engine command"),
             ("random:x", "takes no ':' argument"),
             ("alphabeta,depth=two", "expected a whole number"),

@@ -39,7 +39,7 @@ fn the_start_family_preset_trains_on_every_start() {
     assert_eq!(c.selfplay.games % family.len() as u32, 0, "every start gets as many games");
     // Apart from its purpose, it is the default run.
     let d = pipeline::RunConfig::load(&configs().join("default.toml")).unwrap();
-    assert_eq!((c.network.clone(), c.training.clone(), c.evaluation.clone()), (d.network, d.training, d.evaluation));
+    assert_eq!((c.network.clone(), c.training.clone(), c.evaluation.clone(), c.teacher.clone()), (d.network, d.training, d.evaluation, d.teacher));
 }
 
 #[test]

@@ -122,7 +122,8 @@ enum Command {
     Arena(Box<ArenaArgs>),
     /// Speak USI on standard input/output with a checkpoint or a baseline.
     Usi {
-        /// A model directory (plays with the MCTS; `go` gives the budget).
+        /// A model directory (plays with the MCTS; `go` gives the budget); without it and
+        /// --player, the variant's shipped model (models/<variant>).
         #[arg(long, conflicts_with = "player")]
         model: Option<std::path::PathBuf>,
         /// Any arena player spec instead, e.g. alphabeta or "uniform".
@@ -464,7 +465,8 @@ fn run(cli: Cli) -> Result<()> {
             let text = match (model, player) {
                 (Some(m), _) => format!("checkpoint:{},mate={mate_check}", m.display()),
                 (None, Some(p)) => p,
-                (None, None) => anyhow::bail!("give --model DIR or --player SPEC"),
+                // The variant's shipped model (models/<variant>).
+                (None, None) => format!("checkpoint,mate={mate_check}"),
             };
             let spec = arena::PlayerSpec::parse(&text)?;
             let setup = arena::usi_server::EngineSetup { spec, variant: variant.variant.clone(), options: variant.options.clone(), default_nodes: nodes };

@@ -133,3 +133,65 @@ fn a_loop_killed_mid_generation_resumes_and_loses_no_finished_game() {
         records::read_shard(p).unwrap();
     }
 }
+
+/// The quick preset with a small teacher stage, as a user adds one.
+fn teacher_config(run_dir: &Path) -> PathBuf {
+    let path = config(run_dir);
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(
+        "\n[teacher]\ngames = 12\ndepth = 1\ntemperature = 100.0\nmargin = 600\nrandom_plies = 4\nsample_plies = 6\nvalue_share = 1.0\nsteps = 20\nwindow_generations = 1\n",
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn the_teacher_stage_makes_generation_zero_and_its_games_train_generation_one() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = tempfile::TempDir::new_in(root.path()).unwrap();
+    let cfg = teacher_config(dir.path());
+    let run = |gens: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_copper"))
+            .args(["train", "--quiet", "--config"])
+            .arg(&cfg)
+            .arg("--run-dir")
+            .arg(dir.path())
+            .args(["--generations", gens, "--threads", "1"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let stdout = run("1");
+    assert!(stdout.contains("teacher: 12 games (alpha-beta depth 1)"), "{stdout}");
+    let d = dir.path();
+    assert!(d.join("models/gen-0000/model.json").exists(), "generation 0 is the teacher's model");
+    let teacher_shards =
+        std::fs::read_dir(d.join("selfplay/gen-0000")).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "shard")).count();
+    assert_eq!(teacher_shards, 12);
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(d.join("teacher/summary.json")).unwrap()).unwrap();
+    assert!(summary["fit"]["k"].as_f64().unwrap() > 0.0);
+    // Generation 1 played against generation 0 (the teacher's model, not the uniform
+    // search), and its training window held the teacher's positions beside its own.
+    let e = eval(d, 1);
+    assert_eq!(e["vs_previous"]["opponent"], "gen-0", "{e}");
+    // Records in a generation's shards.
+    let positions = |g: u32| -> u64 {
+        std::fs::read_dir(d.join(format!("selfplay/gen-{g:04}")))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "shard"))
+            .map(|p| records::read_shard(&p).unwrap().records.len() as u64)
+            .sum()
+    };
+    let train = |g: u32| -> serde_json::Value { serde_json::from_slice(&std::fs::read(d.join(format!("train/gen-{g:04}.json"))).unwrap()).unwrap() };
+    let samples = |g: u32| train(g)["train_samples"].as_u64().unwrap() + train(g)["validation_samples"].as_u64().unwrap();
+    assert_eq!(samples(0), summary["positions"].as_u64().unwrap());
+    assert_eq!(samples(0), positions(0));
+    assert_eq!(samples(1), samples(0) + positions(1));
+    // Past teacher.window_generations the window is self-play's alone; a second
+    // invocation resumes without replaying the stage.
+    let stdout = run("2");
+    assert!(!stdout.contains("teacher:"), "the stage is done: {stdout}");
+    assert_eq!(samples(2), positions(1) + positions(2));
+}

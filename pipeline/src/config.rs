@@ -203,10 +203,32 @@ mod tests {
         assert!(e.contains("training.search_value_share"), "{e}");
     }
 
-    /// A run directory's saved config from before `search_value_share` existed still
-    /// loads (as 0: the result-only target it was trained with).
+    #[test]
+    fn the_teacher_section_is_checked_and_excludes_a_starting_model() {
+        let mut c = default_config();
+        assert!(c.teacher.enabled(), "the default learns from a teacher first");
+        c.teacher.depth = 0;
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("teacher.depth"), "{e}");
+        let mut c = default_config();
+        c.teacher.value_share = -0.1;
+        assert!(c.validate().unwrap_err().to_string().contains("teacher.value_share"));
+        let mut c = default_config();
+        c.initial_model = Some("models/pocket-copper".into());
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("initial_model") && e.contains("teacher"), "{e}");
+        c.teacher.games = 0;
+        c.validate().unwrap();
+    }
+
+    /// A run directory's saved config from before `search_value_share` or the teacher
+    /// stage existed still loads (as 0 and as no teacher: what it was trained with).
     #[test]
     fn configs_without_the_newer_keys_load() {
+        let text = default_config().to_toml();
+        let before_teacher = text.split("[teacher]").next().unwrap();
+        let c: RunConfig = toml::from_str(before_teacher).unwrap();
+        assert!(!c.teacher.enabled());
         let text = default_config().to_toml();
         let old: String = text.lines().filter(|l| !l.starts_with("search_value_share")).collect::<Vec<_>>().join("\n");
         assert_ne!(old, text);
