@@ -4,7 +4,7 @@
 //! first step: the teacher starts the network; search and self-play must take it further.
 //!
 //! The stage runs in three resumable steps over one directory:
-//! 1. **games** (`games/game-NNNNNNNN.json`, one per game, written atomically): random
+//! 1. **games** (`games/game-NNNNNNNN.json.gz`, one per game, written atomically): random
 //!    opening plies, then the teacher's moves — sampled from its policy target for the
 //!    first `sample_plies`, its best move after — with every scored position's move scores;
 //! 2. **the fit** (`fit.json`): the logistic scale of the teacher's scores fitted to the
@@ -127,15 +127,15 @@ pub struct TeacherJob {
     pub seed: u64,
 }
 
-/// One scored position: the teacher's best score and every move's score.
+/// One scored position: the teacher's best score and the scores of the moves within the
+/// margin of it (the others are only known to be worse).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct ScoredPly {
     pub score: Score,
-    /// USI moves with their scores; `None` more than the margin below the best.
-    pub moves: Vec<(String, Option<Score>)>,
+    pub moves: Vec<(String, Score)>,
 }
 
-/// One teacher game as `games/game-NNNNNNNN.json` holds it.
+/// One teacher game as `games/game-NNNNNNNN.json.gz` holds it (gzipped JSON).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct TeacherGame {
     pub game_id: u64,
@@ -185,7 +185,7 @@ pub enum TeacherError {
 }
 
 pub fn game_path(dir: &Path, game_id: u64) -> PathBuf {
-    dir.join("games").join(format!("game-{game_id:08}.json"))
+    dir.join("games").join(format!("game-{game_id:08}.json.gz"))
 }
 
 pub fn shard_path(dir: &Path, game_id: u64) -> PathBuf {
@@ -194,8 +194,17 @@ pub fn shard_path(dir: &Path, game_id: u64) -> PathBuf {
 
 /// Reads a game file; an unreadable one is reported (the caller plays it again).
 pub fn read_game(path: &Path) -> Result<TeacherGame, TeacherError> {
-    let text = std::fs::read_to_string(path).map_err(|source| TeacherError::Io { path: path.into(), source })?;
-    serde_json::from_str(&text).map_err(|e| TeacherError::Game { path: path.into(), problem: e.to_string() })
+    let file = std::fs::File::open(path).map_err(|source| TeacherError::Io { path: path.into(), source })?;
+    serde_json::from_reader(std::io::BufReader::new(flate2::read::GzDecoder::new(file)))
+        .map_err(|e| TeacherError::Game { path: path.into(), problem: e.to_string() })
+}
+
+fn write_game(path: &Path, game: &TeacherGame) -> Result<(), TeacherError> {
+    let io = |source| TeacherError::Io { path: path.into(), source };
+    std::fs::create_dir_all(path.parent().expect("game files live in games/")).map_err(io)?;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    serde_json::to_writer(&mut gz, game).expect("plain data serialises");
+    write_atomic(path, &gz.finish().map_err(io)?).map_err(io)
 }
 
 /// Seconds the playing step has taken so far (kept across invocations).
@@ -304,7 +313,7 @@ fn shard_of(job: &TeacherJob, actions: &ActionSpace, g: &TeacherGame, fit: &Scal
             let mut moves = Vec::with_capacity(scored.moves.len());
             for (usi, s) in &scored.moves {
                 let m = pos.parse_usi(usi).map_err(|e| bad(format!("ply {ply}: move {usi}: {e}")))?;
-                moves.push((actions.encode(side, m) as u32, *s));
+                moves.push((actions.encode(side, m) as u32, Some(*s)));
             }
             let result = if side == Color::Black { g.black_result } else { -g.black_result };
             records.push(Record {
@@ -352,7 +361,7 @@ fn play_games(job: &TeacherJob, ids: &[u64], already: u64, on_game: &(dyn Fn(u64
                         break;
                     }
                     let game = play_game(job, &mut ab, id);
-                    if let Err(e) = write_json(&game_path(&job.dir, id), &game) {
+                    if let Err(e) = write_game(&game_path(&job.dir, id), &game) {
                         first_error.lock().unwrap().get_or_insert(e);
                         break;
                     }
@@ -412,7 +421,7 @@ pub fn play_game(job: &TeacherJob, ab: &mut AlphaBeta, id: u64) -> TeacherGame {
         } else {
             rs.best
         };
-        scored.push(ScoredPly { score: rs.score, moves: rs.moves.iter().map(|&(m, s)| (pos.move_to_usi(m), s)).collect() });
+        scored.push(ScoredPly { score: rs.score, moves: rs.moves.iter().filter_map(|&(m, s)| Some((pos.move_to_usi(m), s?))).collect() });
         game.play_unchecked(chosen);
     }
     let result = game.result();
