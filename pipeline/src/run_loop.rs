@@ -263,25 +263,6 @@ fn play_with_progress(
     Ok((games, s))
 }
 
-/// The start positions of the run's games with their names: `selfplay.starts` in
-/// rotation, or the variant's configured start.
-fn run_starts(cfg: &RunConfig) -> Result<Vec<(String, rules::Position)>> {
-    let v = cfg.variant()?;
-    if cfg.selfplay.starts.is_empty() {
-        let name = v.options.iter().find(|(n, _)| n == "start").map(|(_, c)| c.clone()).unwrap_or_else(|| "default".into());
-        return Ok(vec![(name, rules::Position::start(v))]);
-    }
-    let family = v.start_family();
-    cfg.selfplay
-        .starts
-        .iter()
-        .map(|name| {
-            let sfen = family.iter().find(|(n, _)| n == name).map(|(_, s)| s.clone()).with_context(|| format!("unknown start {name}"))?;
-            Ok((name.clone(), rules::Position::from_sfen(v, &sfen)?))
-        })
-        .collect()
-}
-
 /// The teacher stage: its games as shards of generation 0 (`selfplay/gen-0000/`), then
 /// generation 0's model trained on them (`teacher.steps` steps with `teacher.value_share`
 /// of the teacher's value in the value target). Done when that model exists.
@@ -294,7 +275,7 @@ pub fn teacher_stage(run: &RunDir, cfg: &RunConfig, show: bool) -> Result<()> {
         config: cfg.teacher.clone(),
         dir: run.teacher(),
         shard_dir: run.selfplay(0),
-        starts: run_starts(cfg)?,
+        starts: selfplay::start_positions(cfg.variant()?, &cfg.selfplay.starts),
         max_plies: cfg.selfplay.max_plies,
         threads: cfg.threads,
         seed: cfg.seed,

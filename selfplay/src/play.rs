@@ -121,16 +121,28 @@ pub enum SelfplayError {
     Panic { games: Vec<u64>, message: String },
 }
 
-fn start_of(job: &SelfplayJob, game_id: u64) -> (String, Position) {
-    let v = job.variant;
-    if job.config.starts.is_empty() {
-        let name = v.options.iter().find(|(n, _)| n == "start").map(|(_, c)| c.clone()).unwrap_or_else(|| "default".into());
-        return (name, Position::start(v));
+/// The start positions a run's games rotate through by game id, with their names:
+/// `starts` (names from the variant's start family; the config refuses unknown ones) or,
+/// when empty, the variant's configured start.
+pub fn start_positions(variant: &'static Variant, starts: &[String]) -> Vec<(String, Position)> {
+    if starts.is_empty() {
+        let name = variant.options.iter().find(|(n, _)| n == "start").map(|(_, c)| c.clone()).unwrap_or_else(|| "default".into());
+        return vec![(name, Position::start(variant))];
     }
-    let family = v.start_family();
-    let name = &job.config.starts[game_id as usize % job.config.starts.len()];
-    let sfen = family.iter().find(|(n, _)| n == name).map(|(_, s)| s.clone()).unwrap_or_else(|| v.start_sfen.clone());
-    (name.clone(), Position::from_sfen(v, &sfen).expect("start family positions are validated"))
+    let family = variant.start_family();
+    starts
+        .iter()
+        .map(|name| {
+            let sfen = family.iter().find(|(n, _)| n == name).map(|(_, s)| s.clone()).unwrap_or_else(|| variant.start_sfen.clone());
+            (name.clone(), Position::from_sfen(variant, &sfen).expect("start family positions are validated"))
+        })
+        .collect()
+}
+
+fn start_of(job: &SelfplayJob, game_id: u64) -> (String, Position) {
+    let mut starts = start_positions(job.variant, &job.config.starts);
+    let i = game_id as usize % starts.len();
+    starts.swap_remove(i)
 }
 
 fn new_slot(job: &SelfplayJob, game_id: u64) -> Slot {
