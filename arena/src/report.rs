@@ -347,6 +347,16 @@ pub fn table(r: &Report) -> String {
             e.score
         );
     }
+    if !r.ratings.virtual_pairings.is_empty() {
+        // Without them the ratings of these pairings would be infinite: their gaps are
+        // a floor set by the virtual draws, and every rating moves with their number.
+        let pairs: Vec<String> = r.ratings.virtual_pairings.iter().map(|(a, b)| format!("{a}–{b}")).collect();
+        s += &format!(
+            "virtual draws: {} (one on each pairing where one side never scored: {}); these gaps are lower bounds\n",
+            r.ratings.virtual_draws,
+            pairs.join(", ")
+        );
+    }
     s += "\nendings: ";
     s += &r.endings.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
     s.push('\n');
@@ -418,6 +428,22 @@ mod tests {
             hands: Vec::new(),
             seconds: 0.0,
         }
+    }
+
+    #[test]
+    fn the_table_names_the_pairings_that_rest_on_virtual_draws() {
+        let names = vec!["a".to_string(), "b".to_string()];
+        // a wins every game: the rating gap exists only through the virtual draw.
+        let swept: Vec<JobResult> = (0..6).map(|id| game(id, 1.0)).collect();
+        let report = build(&names, &[(0, 1)], &swept, 1, 0.0, None);
+        assert_eq!(report.ratings.virtual_pairings, [("a".to_string(), "b".to_string())]);
+        let text = table(&report);
+        assert!(text.contains("virtual draws: 1 (one on each pairing where one side never scored: a–b)"), "{text}");
+        // A traded result: no virtual draw, nothing said.
+        let mut traded = swept.clone();
+        traded.push(game(6, 0.0));
+        let text = table(&build(&names, &[(0, 1)], &traded, 1, 0.0, None));
+        assert!(!text.contains("virtual draws"), "{text}");
     }
 
     #[test]

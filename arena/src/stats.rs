@@ -708,6 +708,10 @@ pub struct RatingList {
     /// Virtual draws added between players to keep perfect scores finite (0 when the
     /// maximum-likelihood ratings exist as they are).
     pub virtual_draws: u64,
+    /// The pairings that got them (names in player order): their rating differences
+    /// rest on the virtual draws, not on a score either side conceded.
+    #[serde(default)]
+    pub virtual_pairings: Vec<(String, String)>,
     /// Results or games left out because an index was out of range or a player was paired
     /// with itself.
     pub skipped_results: u64,
@@ -938,6 +942,7 @@ fn fit(players: &[String], tallies: &[Tally], anchor: usize, anchor_elo: f64, fi
         anchor_elo,
         confidence: RATING_CONFIDENCE,
         virtual_draws: virtual_pairings.len() as u64 * VIRTUAL_DRAWS_PER_PAIRING,
+        virtual_pairings: virtual_pairings.iter().map(|&(i, j)| (players[i].clone(), players[j].clone())).collect(),
         skipped_results,
         converged: anchor < n && fitted.converged,
         first_move_advantage,

@@ -606,6 +606,7 @@ fn a_perfect_score_gets_one_virtual_draw() {
     let results = [result(0, 1, 5, 0, 0), result(0, 2, 5, 0, 0), result(1, 2, 6, 2, 2)];
     let list = fit_ratings(&players, &results, 1, 0.0);
     assert_eq!(list.virtual_draws, 2);
+    assert_eq!(list.virtual_pairings, [("A".to_string(), "B".to_string()), ("A".to_string(), "C".to_string())], "which pairings got one");
     assert!(list.converged);
     assert!(elo_of(&list, "A") > elo_of(&list, "B") && elo_of(&list, "B") > elo_of(&list, "C"));
 
