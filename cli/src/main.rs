@@ -87,6 +87,7 @@ enum Command {
     /// Self-play only: play the config's games of one generation with a model (or the
     /// uniform stand-in) and write shards.
     Selfplay {
+        /// Run configuration (TOML; see configs/): its variant, network and self-play settings.
         #[arg(long, default_value = "configs/default.toml")]
         config: std::path::PathBuf,
         /// Model directory to play with; the uniform-prior stand-in if omitted.
@@ -98,14 +99,17 @@ enum Command {
         /// Directory for the shards.
         #[arg(long)]
         out: std::path::PathBuf,
+        /// No progress bar.
         #[arg(long)]
         quiet: bool,
     },
     /// Benchmark self-play with the config's network (random weights unless --model):
     /// simulations/s, positions/s, games per hour, CPU use, time inside the network.
     BenchSelfplay {
+        /// Run configuration (TOML; see configs/): its network and self-play settings.
         #[arg(long, default_value = "configs/default.toml")]
         config: std::path::PathBuf,
+        /// A trained model directory instead of random weights of the config's shape.
         #[arg(long)]
         model: Option<std::path::PathBuf>,
         /// Games to play.
@@ -161,11 +165,13 @@ enum Command {
         /// Simulations per move of the generations (default: the run's evaluation budget).
         #[arg(long)]
         sims: Option<u32>,
+        /// Games played at once, one worker thread each.
         #[arg(long, default_value_t = 2)]
         threads: usize,
         /// Rate every K-th generation (the first and last always).
         #[arg(long, default_value_t = 1)]
         every: u32,
+        /// No progress bar (the table and the ladder only).
         #[arg(long)]
         quiet: bool,
     },
@@ -189,6 +195,7 @@ struct BalanceArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Games each thread keeps in flight (their network leaves are batched together).
     #[arg(long)]
     games_in_flight: Option<usize>,
     /// Game length limit in plies (a draw); 0 = the variant's.
@@ -213,6 +220,7 @@ struct BalanceArgs {
     /// Print the games-per-cell precision tables and exit.
     #[arg(long)]
     precision: bool,
+    /// No progress bar (the tables only).
     #[arg(long)]
     quiet: bool,
 }
@@ -227,7 +235,7 @@ struct ArenaArgs {
     #[arg(long = "player", short = 'p')]
     players: Vec<String>,
     /// match (2 players), gauntlet (the first against each other) or round-robin.
-    #[arg(long)]
+    #[arg(long, value_parser = ["match", "gauntlet", "round-robin"])]
     mode: Option<String>,
     /// Opening pairs per pairing (each opening played with both colours).
     #[arg(long)]
@@ -251,6 +259,7 @@ struct ArenaArgs {
     /// Random plies from the start as openings (when no file or starts are given).
     #[arg(long)]
     random_plies: Option<u32>,
+    /// Games played at once, one worker thread each (default: the machine's cores).
     #[arg(long)]
     threads: Option<usize>,
     /// Games each thread keeps in flight (their network leaves are batched together).
@@ -271,6 +280,7 @@ struct ArenaArgs {
     /// Draw adjudication: AFTER_PLY,MOVES,CP.
     #[arg(long, value_delimiter = ',')]
     draw: Vec<i64>,
+    /// Seed of the openings and of every seeded player (a tournament is reproducible).
     #[arg(long)]
     seed: Option<u64>,
     /// Lateness forgiven before a loss on time, ms (default 100).
@@ -282,6 +292,7 @@ struct ArenaArgs {
     /// Output directory (results.jsonl, games/, summary.json, CSVs, ratings.svg).
     #[arg(long)]
     out: Option<std::path::PathBuf>,
+    /// No progress bar (the final table only).
     #[arg(long)]
     quiet: bool,
 }
@@ -520,4 +531,36 @@ fn run(cli: Cli) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Every flag of every subcommand says what it is in `--help`.
+    #[test]
+    fn every_flag_has_help_text() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id != "help" && id != "version" && arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} --{}", arg.get_long().unwrap_or(id)));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "copper", &mut missing);
+        assert!(missing.is_empty(), "flags without help text:\n{}", missing.join("\n"));
+    }
+
+    #[test]
+    fn the_arena_mode_is_one_of_its_choices() {
+        assert!(Cli::try_parse_from(["copper", "arena", "--mode", "gauntlet"]).is_ok());
+        let e = Cli::try_parse_from(["copper", "arena", "--mode", "knockout"]).err().unwrap().to_string();
+        assert!(e.contains("round-robin"), "{e}");
+    }
 }
