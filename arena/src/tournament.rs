@@ -364,18 +364,31 @@ fn check_resume(dir: &Path, cfg: &TournamentConfig) -> Result<(), TournamentErro
     let saved = dir.join("tournament.toml");
     let Ok(text) = std::fs::read_to_string(&saved) else { return Ok(()) };
     let old: TournamentConfig = toml::from_str(&text).map_err(|e| TournamentError::File { path: saved.display().to_string(), problem: e.to_string() })?;
-    let same = old.variant == cfg.variant
-        && old.options == cfg.options
-        && old.mode == cfg.mode
-        && old.players == cfg.players
-        && old.openings == cfg.openings
-        && old.limit == cfg.limit
-        && old.seed == cfg.seed
-        && old.max_plies == cfg.max_plies;
-    if !same {
+    // Everything that decides which game a result belongs to or how it was played and
+    // scored: the rating anchor and threads may change, rounds extends or shortens.
+    let differ: Vec<&str> = [
+        ("variant", old.variant == cfg.variant),
+        ("options", old.options == cfg.options),
+        ("mode", old.mode == cfg.mode),
+        ("players", old.players == cfg.players),
+        ("anchors", old.anchors == cfg.anchors),
+        ("openings", old.openings == cfg.openings),
+        ("limit", old.limit == cfg.limit),
+        ("seed", old.seed == cfg.seed),
+        ("max_plies", old.max_plies == cfg.max_plies),
+        ("max_hands", old.max_hands == cfg.max_hands),
+        ("adjudication", old.adjudication == cfg.adjudication),
+        ("sprt", old.sprt == cfg.sprt),
+        ("time_margin_ms", old.time_margin_ms == cfg.time_margin_ms),
+    ]
+    .into_iter()
+    .filter_map(|(key, same)| (!same).then_some(key))
+    .collect();
+    if !differ.is_empty() {
         return Err(TournamentError::Invalid(format!(
-            "{} holds a different tournament (variant, options, mode, players, openings, limit, seed or max_plies differ); choose another out_dir, or change only rounds to extend it",
-            dir.display()
+            "{} holds a different tournament ({} differ); choose another out_dir, or change only rounds to extend or shorten it",
+            dir.display(),
+            differ.join(", ")
         )));
     }
     Ok(())
@@ -396,7 +409,9 @@ pub fn run(cfg: &TournamentConfig, show_progress: bool) -> Result<Report, Tourna
     let factories: Vec<PlayerFactory> =
         cfg.players.iter().map(|p| PlayerFactory::new(PlayerSpec::parse(p)?, variant, default_limit, cfg.threads, move_timeout)).collect::<Result<_, _>>()?;
     let results_path = dir.join("results.jsonl");
-    let done = read_results(&results_path)?;
+    // Results of rounds beyond a lowered `rounds` stay in the file but are not counted.
+    let job_ids: HashSet<u64> = cfg.jobs().iter().map(|j| j.id).collect();
+    let done: Vec<JobResult> = read_results(&results_path)?.into_iter().filter(|r| job_ids.contains(&r.job.id)).collect();
     let done_ids: HashSet<u64> = done.iter().map(|r| r.job.id).collect();
     let todo: Vec<Job> = cfg.jobs().into_iter().filter(|j| !done_ids.contains(&j.id)).collect();
     let total = cfg.jobs().len() as u64;

@@ -152,11 +152,27 @@ fn an_interrupted_tournament_resumes_without_losing_or_double_counting() {
     c.rounds = 4;
     let report = run(&c, false).unwrap();
     assert_eq!(report.games, 8);
-    // A different tournament in the same directory is refused.
+    // Shortened to two rounds: the games of rounds 3 and 4 stay in the file, uncounted.
+    c.rounds = 2;
+    let report = run(&c, false).unwrap();
+    assert_eq!(report.games, 4);
+    assert_eq!(read_results(&path).unwrap().len(), 8);
+    c.rounds = 4;
+    assert_eq!(run(&c, false).unwrap().games, 8);
+    // A different tournament in the same directory is refused, naming what differs.
     let mut other = c.clone();
     other.players = vec!["random".into(), "alphabeta,depth=1".into()];
     let e = run(&other, false).unwrap_err().to_string();
-    assert!(e.contains("different tournament"), "{e}");
+    assert!(e.contains("different tournament (players differ)"), "{e}");
+    let mut other = c.clone();
+    other.adjudication.resign_moves = 3;
+    other.adjudication.resign_cp = 500;
+    other.time_margin_ms += 1;
+    let e = run(&other, false).unwrap_err().to_string();
+    assert!(e.contains("(adjudication, time_margin_ms differ)"), "{e}");
+    let mut other = c.clone();
+    other.sprt = Some(SprtConfig { elo0: 0.0, elo1: 10.0, alpha: 0.05, beta: 0.05 });
+    assert!(run(&other, false).unwrap_err().to_string().contains("(sprt differ)"));
 }
 
 /// An SPRT that equal players settle at once (H0: 500 Elo, H1: 1000 Elo better): the
