@@ -222,8 +222,12 @@ fn think_loop(mut player: Box<dyn Player>, rx: Receiver<ToWorker>, out: Out, inf
         };
         let started = Instant::now();
         let _ = player.new_game(0);
-        // While pondering or searching infinitely, think without a clock until told.
-        let think_view = if hold { ClockView { limit: Limit::MoveTime(infinite_ms), remaining_ms: view.remaining_ms } } else { view };
+        // While pondering or searching infinitely, think without a clock until told. A
+        // ponder search with a node or depth budget keeps it: that budget is the whole
+        // search, whose answer waits for `ponderhit` (no clock could stop it after).
+        let budget = matches!(view.limit, Limit::Nodes(_) | Limit::Depth(_));
+        let think_view =
+            if hold && !(ponder_view.is_some() && budget) { ClockView { limit: Limit::MoveTime(infinite_ms), remaining_ms: view.remaining_ms } } else { view };
         player.go(0, &game, &think_view);
         let mut stop_at: Option<Instant> = None;
         let mut result: Option<Reply> = None;

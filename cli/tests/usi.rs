@@ -77,6 +77,24 @@ impl Drop for Engine {
     }
 }
 
+/// `go ponder` with a node budget searches that budget and answers at `ponderhit`; it
+/// used to ponder under a 24-hour move time that nothing stopped after the hit.
+#[test]
+fn a_ponder_search_with_a_node_budget_answers_at_ponderhit() {
+    let mut e = Engine::start(&["--player", "uniform", "-v", "minishogi"]);
+    e.send("usi");
+    e.until("usiok", Duration::from_secs(10));
+    e.send("isready");
+    e.until("readyok", Duration::from_secs(30));
+    e.send("position startpos");
+    e.send("go ponder nodes 64");
+    std::thread::sleep(Duration::from_millis(100));
+    e.send("ponderhit");
+    // 64 simulations of the uniform search take milliseconds; a minute is only a bound.
+    let out = e.until("bestmove", Duration::from_secs(60));
+    assert!(out.iter().any(|l| l.starts_with("info ") && l.contains(" nodes 64 ")), "{out:?}");
+}
+
 #[test]
 fn the_protocol_by_hand() {
     let dir = tempfile::tempdir().unwrap();
