@@ -220,7 +220,9 @@ struct Progress {
 pub fn run_stage(job: &TeacherJob, on_game: &(dyn Fn(u64, u64) + Sync)) -> Result<TeacherSummary, TeacherError> {
     let cfg = &job.config;
     let ids: Vec<u64> = (0..cfg.games as u64).collect();
-    let missing: Vec<u64> = ids.iter().copied().filter(|&id| read_game(&game_path(&job.dir, id)).is_err()).collect();
+    // Each file is read once: the games found now, then the ones played below.
+    let mut found: Vec<Option<TeacherGame>> = ids.iter().map(|&id| read_game(&game_path(&job.dir, id)).ok()).collect();
+    let missing: Vec<u64> = ids.iter().copied().filter(|&id| found[id as usize].is_none()).collect();
     let progress_path = job.dir.join("progress.json");
     let mut progress: Progress = std::fs::read(&progress_path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
     if !missing.is_empty() {
@@ -231,7 +233,10 @@ pub fn run_stage(job: &TeacherJob, on_game: &(dyn Fn(u64, u64) + Sync)) -> Resul
         progress.cpu_seconds += busy;
         write_json(&progress_path, &progress)?;
     }
-    let games: Vec<TeacherGame> = ids.iter().map(|&id| read_game(&game_path(&job.dir, id))).collect::<Result<_, _>>()?;
+    for &id in &missing {
+        found[id as usize] = Some(read_game(&game_path(&job.dir, id))?);
+    }
+    let games: Vec<TeacherGame> = found.into_iter().flatten().collect();
     let fit_path = job.dir.join("fit.json");
     // The fit is made once: shards written under it stay consistent after a resume.
     let fit: ScaleFit = match std::fs::read(&fit_path).ok().and_then(|b| serde_json::from_slice(&b).ok()) {
