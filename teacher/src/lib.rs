@@ -16,6 +16,8 @@
 
 mod targets;
 
+/// Shards are named as self-play's, so one training window reads both.
+pub use selfplay::shard_path;
 pub use targets::{fit_scale, policy_cp, policy_target, value_of, ScaleFit, MATE_CP};
 
 use arena::baseline::{AlphaBeta, Baseline};
@@ -186,10 +188,6 @@ pub enum TeacherError {
 
 pub fn game_path(dir: &Path, game_id: u64) -> PathBuf {
     dir.join("games").join(format!("game-{game_id:08}.json.gz"))
-}
-
-pub fn shard_path(dir: &Path, game_id: u64) -> PathBuf {
-    dir.join(format!("game-{game_id:08}.shard"))
 }
 
 /// Reads a game file; an unreadable one is reported (the caller plays it again).

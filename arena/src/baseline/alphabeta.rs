@@ -542,7 +542,7 @@ impl AlphaBeta {
         self.stop = false;
         let mut alpha = best_internal.saturating_sub(margin_cp.max(0)).saturating_sub(1).max(-INF + 1);
         let mut moves = Vec::with_capacity(legal.len());
-        let (mut best, mut best_score) = (t.best.unwrap_or(legal[0]), i32::MIN);
+        let (mut best, mut best_score) = (legal[0], i32::MIN);
         // The table can make a move's second search disagree with the first (search
         // instability); if every move then fails low, all are searched with a full window.
         for _ in 0..2 {
