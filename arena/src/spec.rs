@@ -8,8 +8,8 @@
 //! | `checkpoint` | model directory (`…/models/gen-0004`); none: the variant's shipped model ([`shipped_model`]) | limit; `policy=gumbel\|puct`, `gumbel_m=N`, `c_puct=X`, `noise=X`, `mate=on\|off` |
 //! | `uniform` | – | as checkpoint: the uniform-prior search |
 //! | `random` | – | – |
-//! | `greedy` | – | `noise=CP` (one-ply material) |
-//! | `alphabeta` | – | `depth=D` or `nodes=N` or a time limit; `tt=ENTRIES`; `noise=CP` |
+//! | `greedy` | – | `noise=CP` (one-ply material); piece values |
+//! | `alphabeta` | – | `depth=D` or `nodes=N` or a time limit; `tt=ENTRIES`; `noise=CP`; piece values |
 //! | `usi` | engine command | limit; `option.NAME=VALUE` (repeatable), `arg=ARG` (repeatable), `dir=PATH` |
 //!
 //! Every kind takes `name=NAME` (how tables and records call it). A limit is one of
@@ -17,6 +17,12 @@
 //! `time=MS,inc=MS` (see [`Limit`]). Examples:
 //! `checkpoint:data/runs/pocket-copper/models/gen-0004,sims=24`,
 //! `alphabeta,depth=2`, `usi:/usr/games/fairy-stockfish,nodes=1000,name=fsf-1k`.
+//!
+//! Piece values (`alphabeta`, `greedy`): `board.KIND=CP`, `hand.KIND=CP` and
+//! `pocket.KIND=CP` replace the value of a kind (by name or SFEN token:
+//! `board.copper=420`, `pocket.C=380`, `hand.+p=600`) on the board, in hand or in a
+//! pocket; fractions are rounded to whole centipawns. Without them the player uses the
+//! default table ([`crate::baseline::values`]), so old ratings stay comparable.
 //!
 //! `mate=on` turns on the search's one-ply mate check (`SearchConfig::mate_in_one`: a
 //! leaf whose mover can mate or reach the flag at once is a proven win); off by default,
@@ -33,7 +39,7 @@
 //!   stream seeded per game slot (at most [`MAX_BASELINE_NOISE_CP`]);
 //! - `random` is random already and `usi` engines have their own options: both refuse it.
 
-use crate::baseline::{AlphaBeta, Baseline, Greedy, Random};
+use crate::baseline::{AlphaBeta, Baseline, Greedy, PieceValues, Random, ValueOverride, ValuePlace};
 use crate::limits::Limit;
 use crate::player::{BaselinePlayer, Player, SearchPlayer, UsiPlayer};
 use crate::usi_client::EngineConfig;
@@ -81,13 +87,18 @@ pub struct PlayerSpec {
     pub tt_entries: usize,
     /// Play noise (`noise=X`, see the module documentation); `None`: none.
     pub noise: Option<f64>,
+    /// Piece values replacing the default table (`board.KIND=CP`, …), in spec order.
+    pub values: Vec<ValueOverride>,
 }
+
+/// The largest piece value a spec may set, in centipawns: far below the mate scores.
+pub const MAX_PIECE_VALUE_CP: f64 = 100_000.0;
 
 /// The most root-score noise a baseline takes, in centipawns: well inside the gap
 /// between ordinary scores and mate scores, so noise never hides a mate.
 pub const MAX_BASELINE_NOISE_CP: f64 = 1000.0;
 
-const KNOWN_KEYS: [&str; 18] = [
+const KNOWN_KEYS: [&str; 21] = [
     "name",
     "nodes",
     "sims",
@@ -106,6 +117,9 @@ const KNOWN_KEYS: [&str; 18] = [
     "tt",
     "noise",
     "option.*",
+    "board.*",
+    "hand.*",
+    "pocket.*",
 ];
 
 impl PlayerSpec {
@@ -121,7 +135,7 @@ impl PlayerSpec {
         for p in parts.filter(|p| !p.is_empty()) {
             let (k, v) = p.split_once('=').ok_or_else(|| err(format!("'{p}' is not KEY=VALUE")))?;
             let k = k.trim();
-            if !KNOWN_KEYS.contains(&k) && !k.starts_with("option.") {
+            if !KNOWN_KEYS.contains(&k) && !k.starts_with("option.") && ValuePlace::from_key(k).is_none() {
                 return Err(err(format!("unknown key '{k}' (keys: {})", KNOWN_KEYS.join(", "))));
             }
             pairs.push((k.to_string(), v.trim().to_string()));
@@ -164,6 +178,20 @@ impl PlayerSpec {
         if let Some(x) = noise {
             check_noise(&kind, x).map_err(err)?;
         }
+        let mut values = Vec::new();
+        for (k, v) in &pairs {
+            if let Some((place, piece)) = ValuePlace::from_key(k) {
+                if !matches!(kind, Kind::AlphaBeta | Kind::Greedy) {
+                    return Err(err(format!("{k}: piece values are for alphabeta and greedy, not {kind_name}")));
+                }
+                let centipawns = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite() && x.abs() <= MAX_PIECE_VALUE_CP)
+                    .ok_or_else(|| err(format!("{k}={v}: expected centipawns within ±{MAX_PIECE_VALUE_CP}")))?;
+                values.push(ValueOverride { place, kind: piece.to_string(), centipawns });
+            }
+        }
         let default_name = match &kind {
             Kind::Checkpoint(dir) => {
                 let gen = dir.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_else(|| "shipped".into());
@@ -189,6 +217,7 @@ impl PlayerSpec {
             mate_in_one,
             tt_entries,
             noise,
+            values,
         })
     }
 
@@ -240,6 +269,8 @@ pub struct PlayerFactory {
     /// The effective limit (the spec's, else the tournament's default).
     pub limit: Option<Limit>,
     evaluator: Option<Arc<dyn Evaluator<Game>>>,
+    /// The baselines' piece values when the spec overrides any.
+    values: Option<PieceValues>,
     move_timeout: Duration,
 }
 
@@ -273,7 +304,14 @@ impl PlayerFactory {
             }
             _ => None,
         };
-        Ok(PlayerFactory { spec, variant, limit, evaluator, move_timeout })
+        let values = if spec.values.is_empty() {
+            None
+        } else {
+            let mut table = PieceValues::for_variant(variant);
+            table.apply(variant, &spec.values).map_err(err)?;
+            Some(table)
+        };
+        Ok(PlayerFactory { spec, variant, limit, evaluator, values, move_timeout })
     }
 
     pub fn name(&self) -> &str {
@@ -314,17 +352,31 @@ impl PlayerFactory {
             Kind::Random => Box::new(BaselinePlayer::new(name, Box::new(move |slot| Box::new(Random::new(seed ^ slot as u64)) as Box<dyn Baseline>))),
             Kind::Greedy => {
                 let noise = self.spec.noise.unwrap_or(0.0);
+                let values = self.values.clone();
                 Box::new(BaselinePlayer::new(
                     name,
-                    Box::new(move |slot| Box::new(Greedy::new(variant, seed ^ slot as u64).with_noise(noise)) as Box<dyn Baseline>),
+                    Box::new(move |slot| {
+                        let mut g = Greedy::new(variant, seed ^ slot as u64).with_noise(noise);
+                        if let Some(v) = &values {
+                            g = g.with_values(variant, v.clone());
+                        }
+                        Box::new(g) as Box<dyn Baseline>
+                    }),
                 ))
             }
             Kind::AlphaBeta => {
                 let tt = self.spec.tt_entries;
                 let noise = self.spec.noise.unwrap_or(0.0);
+                let values = self.values.clone();
                 Box::new(BaselinePlayer::new(
                     name,
-                    Box::new(move |slot| Box::new(AlphaBeta::new(variant, tt).with_noise(noise, seed ^ slot as u64)) as Box<dyn Baseline>),
+                    Box::new(move |slot| {
+                        let mut ab = AlphaBeta::new(variant, tt).with_noise(noise, seed ^ slot as u64);
+                        if let Some(v) = &values {
+                            ab = ab.with_values(v.clone());
+                        }
+                        Box::new(ab) as Box<dyn Baseline>
+                    }),
                 ))
             }
             Kind::Usi(cmd) => {
@@ -374,6 +426,31 @@ mod tests {
         assert_eq!((c.temperature, c.gumbel_scale), (0.5, 0.0));
         assert!(!f("uniform,sims=8").mate_in_one);
         assert!(f("uniform,sims=8,mate=on").mate_in_one);
+    }
+
+    #[test]
+    fn piece_values_in_a_spec_replace_the_default_table() {
+        let v = Variant::builtin("pocket-copper").unwrap();
+        let kind = |name: &str| v.kinds().find(|&k| v.kind(k).name == name).unwrap();
+        let (copper, tokin) = (kind("Copper"), kind("Tokin"));
+        let default = PieceValues::for_variant(v);
+        let s = PlayerSpec::parse("alphabeta,depth=1,board.copper=420,pocket.C=379.6,hand.Copper=470,board.+p=700").unwrap();
+        assert_eq!(s.values.len(), 4);
+        let f = PlayerFactory::new(s, v, None, 1, Duration::from_secs(1)).unwrap();
+        let t = f.values.as_ref().expect("overridden");
+        assert_eq!((t.board(copper), t.pocket(copper), t.hand(copper), t.board(tokin)), (420, 380, 470, 700));
+        assert_eq!(t.board(kind("Gold")), default.board(kind("Gold")), "other kinds keep their value");
+        assert_ne!(default.board(copper), 420);
+        let f = PlayerFactory::new(PlayerSpec::parse("alphabeta,depth=1").unwrap(), v, None, 1, Duration::from_secs(1)).unwrap();
+        assert!(f.values.is_none(), "no keys: the default table");
+
+        let build = |text: &str| PlayerFactory::new(PlayerSpec::parse(text).unwrap(), v, None, 1, Duration::from_secs(1)).err().unwrap().to_string();
+        assert!(build("greedy,board.dragonfly=5").contains("has no piece 'dragonfly'"));
+        assert!(build("alphabeta,depth=1,hand.king=5").contains("royal"));
+        for (text, says) in [("uniform,sims=8,board.pawn=1", "piece values are for alphabeta and greedy"), ("greedy,board.pawn=lots", "expected centipawns")] {
+            let e = PlayerSpec::parse(text).unwrap_err().to_string();
+            assert!(e.contains(says), "{text}: {e}");
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! declaration and the length limits are left to the [`rules::Game`] at the root.
 
 use super::eval::Evaluator;
+use super::values::PieceValues;
 use super::{Baseline, Budget};
 use crate::{Score, Thought};
 use rand::{Rng, SeedableRng};
@@ -112,6 +113,12 @@ impl AlphaBeta {
             rng: ChaCha8Rng::seed_from_u64(0),
             root_offsets: Vec::new(),
         }
+    }
+
+    /// Evaluates with `values` instead of the variant's default table.
+    pub fn with_values(mut self, values: PieceValues) -> AlphaBeta {
+        self.eval = Evaluator::with_values(self.variant, values);
+        self
     }
 
     /// Adds uniform noise in [−`cp`, +`cp`] centipawns (drawn afresh for every search

@@ -1,8 +1,9 @@
 //! The alpha-beta baseline's static evaluation: material plus a few cheap positional terms.
 //!
 //! - Material: [`PieceValues`] for pieces on the board, in hand (×1.1) and in the pocket.
-//!   A pocketed piece counts its plain board value: a pocket move is reversible and costs
-//!   a tempo each way, and any bonus would make the search shuffle pieces into the pocket.
+//!   By default a pocketed piece counts its plain board value: a pocket move is reversible
+//!   and costs a tempo each way, and a bonus makes the search shuffle pieces into the
+//!   pocket. (Whether a different pocket value plays better is for `copper tune` to say.)
 //! - Footmen (one-per-file kinds: Pawn, Soldier) gain [`ADVANCE`] per rank advanced.
 //! - King shelter: [`SHELTER`] per own piece on a square next to the own king (at most
 //!   [`SHELTER_MAX`] pieces).
@@ -36,7 +37,11 @@ pub struct Evaluator {
 
 impl Evaluator {
     pub fn new(v: &'static Variant) -> Evaluator {
-        let values = PieceValues::for_variant(v);
+        Evaluator::with_values(v, PieceValues::for_variant(v))
+    }
+
+    /// An evaluator counting material with `values` (e.g. with a spec's overrides).
+    pub fn with_values(v: &'static Variant, values: PieceValues) -> Evaluator {
         let kinds: Vec<(PieceKind, i32)> = v.kinds().filter(|&k| !v.kind(k).royal).map(|k| (k, values.board(k))).collect();
         let footmen = v.kinds().filter(|&k| v.kind(k).one_per_file && !v.kind(k).promoted).collect();
         let mut e = Evaluator {
@@ -70,7 +75,7 @@ impl Evaluator {
             }
         }
         if let Some(k) = pos.pocket(c) {
-            m += self.values.board(k);
+            m += self.values.pocket(k);
         }
         m
     }

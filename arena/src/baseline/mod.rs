@@ -20,7 +20,7 @@ pub mod values;
 mod tests;
 
 pub use alphabeta::{AlphaBeta, RootScores, DEFAULT_DEPTH};
-pub use values::PieceValues;
+pub use values::{PieceValues, ValueOverride, ValuePlace};
 
 use crate::{Score, Thought};
 use eval::Evaluator;
@@ -89,6 +89,12 @@ const GREEDY_WIN: i32 = i32::MAX / 2;
 impl Greedy {
     pub fn new(variant: &'static rules::Variant, seed: u64) -> Greedy {
         Greedy { eval: Evaluator::new(variant), rng: ChaCha8Rng::seed_from_u64(seed), noise_cp: 0.0 }
+    }
+
+    /// Counts material with `values` instead of the variant's default table.
+    pub fn with_values(mut self, variant: &'static rules::Variant, values: PieceValues) -> Greedy {
+        self.eval = Evaluator::with_values(variant, values);
+        self
     }
 
     /// Adds uniform noise in [−`cp`, +`cp`] centipawns to each move's material score

@@ -358,3 +358,22 @@ fn baseline_noise_varies_the_moves_but_keeps_a_mate() {
     let b = AlphaBeta::new(v, 1 << 12).with_noise(30.0, 9).think(&start, &depth(2));
     assert_eq!(a, b);
 }
+
+#[test]
+fn baseline_greedy_takes_what_its_values_say_is_worth_more() {
+    // The Rook on 5e can take a Rook (4e) or a Pawn (5d); a captured piece goes to hand.
+    let g = game("shogi", "4k4/9/9/4p4/4Rr3/9/9/9/4K4 b - 1");
+    let v = g.position().variant();
+    let pick = |values: Option<PieceValues>| {
+        let mut greedy = Greedy::new(v, 1);
+        if let Some(t) = values {
+            greedy = greedy.with_values(v, t);
+        }
+        usi(&g, greedy.think(&g, &depth(1)).best.unwrap())
+    };
+    assert_eq!(pick(None), "5e4e");
+    let mut pawn_dear = PieceValues::for_variant(v);
+    let over = ValueOverride { place: ValuePlace::Hand, kind: "pawn".into(), centipawns: 5000.0 };
+    pawn_dear.apply(v, &[over]).unwrap();
+    assert_eq!(pick(Some(pawn_dear)), "5e5d");
+}

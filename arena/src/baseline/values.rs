@@ -13,8 +13,13 @@
 //!
 //! A piece in hand is worth [`HAND_NUM`]/[`HAND_DEN`] (×1.1) of its board value: a drop
 //! can go almost anywhere, so a piece in hand is a little more useful than the same piece
-//! on an arbitrary square. A piece in a pocket is valued by the search at its plain board
-//! value (see `eval.rs`). Royal kinds are worth 0 (they are never traded).
+//! on an arbitrary square. A piece in a pocket is valued at its plain board value (see
+//! `eval.rs`). Royal kinds are worth 0 (they are never traded).
+//!
+//! Any of these can be overridden ([`ValueOverride`], the `board.KIND=CP`, `hand.KIND=CP`
+//! and `pocket.KIND=CP` keys of an `alphabeta` or `greedy` player spec), which is what
+//! `copper tune` adjusts; without overrides the table is the one every earlier ladder
+//! was rated with.
 
 use rules::betza::{self, Movement, UNLIMITED};
 use rules::{Bitboard, Geometry, PieceKind, Variant};
@@ -51,6 +56,7 @@ const MIN_DERIVED: i32 = 50;
 pub struct PieceValues {
     board: Vec<i32>,
     hand: Vec<i32>,
+    pocket: Vec<i32>,
     derived: Vec<bool>,
     mobility: Vec<f64>,
     names: Vec<String>,
@@ -104,7 +110,8 @@ impl PieceValues {
             };
         }
         let hand = board.iter().map(|&b| b * HAND_NUM / HAND_DEN).collect();
-        PieceValues { board, hand, derived, mobility: mob, names: v.kinds.iter().map(|k| k.name.clone()).collect(), fit: coef }
+        let pocket = board.clone();
+        PieceValues { board, hand, pocket, derived, mobility: mob, names: v.kinds.iter().map(|k| k.name.clone()).collect(), fit: coef }
     }
 
     /// Value of a piece of kind `k` on the board (0 for the king).
@@ -119,6 +126,31 @@ impl PieceValues {
         self.hand[k.index()]
     }
 
+    /// Value of a piece of kind `k` in a pocket (its board value unless overridden).
+    #[inline(always)]
+    pub fn pocket(&self, k: PieceKind) -> i32 {
+        self.pocket[k.index()]
+    }
+
+    /// Applies `overrides` in order, each naming its kind by name or SFEN token
+    /// (case-insensitive; spaces, `-` and `_` ignored in names): `Copper`, `c`,
+    /// `promoted-copper`, `+C`.
+    pub fn apply(&mut self, v: &Variant, overrides: &[ValueOverride]) -> Result<(), String> {
+        for o in overrides {
+            let k = kind_by_name(v, &o.kind)?;
+            if v.kind(k).royal {
+                return Err(format!("{}.{}: the {} is royal and has no value", o.place.key(), o.kind, v.kind(k).name));
+            }
+            let cp = o.centipawns.round() as i32;
+            match o.place {
+                ValuePlace::Board => self.board[k.index()] = cp,
+                ValuePlace::Hand => self.hand[k.index()] = cp,
+                ValuePlace::Pocket => self.pocket[k.index()] = cp,
+            }
+        }
+        Ok(())
+    }
+
     /// Whether the value of `k` was derived from its mobility (its movement is not a
     /// standard piece's).
     pub fn is_derived(&self, k: PieceKind) -> bool {
@@ -131,10 +163,11 @@ impl PieceValues {
         let mut s = format!("fit: value = {a:.1} + {b:.1} * leap mobility + {c:.1} * slide mobility\n");
         for i in 0..self.board.len() {
             s += &format!(
-                "  {:<18} board {:>5}  hand {:>5}  mobility {:>5.2}  {}\n",
+                "  {:<18} board {:>5}  hand {:>5}  pocket {:>5}  mobility {:>5.2}  {}\n",
                 self.names[i],
                 self.board[i],
                 self.hand[i],
+                self.pocket[i],
                 self.mobility[i],
                 if self.board[i] == 0 {
                     "royal"
@@ -147,6 +180,57 @@ impl PieceValues {
         }
         s
     }
+}
+
+/// Where a piece stands when a value applies to it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ValuePlace {
+    Board,
+    Hand,
+    Pocket,
+}
+
+impl ValuePlace {
+    /// The spec key prefix: `board`, `hand` or `pocket`.
+    pub fn key(self) -> &'static str {
+        match self {
+            ValuePlace::Board => "board",
+            ValuePlace::Hand => "hand",
+            ValuePlace::Pocket => "pocket",
+        }
+    }
+
+    /// The place a spec key names (`board.copper` → Board and `copper`).
+    pub fn from_key(key: &str) -> Option<(ValuePlace, &str)> {
+        let (place, kind) = key.split_once('.')?;
+        let place = match place {
+            "board" => ValuePlace::Board,
+            "hand" => ValuePlace::Hand,
+            "pocket" => ValuePlace::Pocket,
+            _ => return None,
+        };
+        Some((place, kind))
+    }
+}
+
+/// One piece value set by a player spec: the value of `kind` at `place`, in centipawns
+/// (rounded to whole centipawns when applied, so a tuner may step by fractions).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValueOverride {
+    pub place: ValuePlace,
+    pub kind: String,
+    pub centipawns: f64,
+}
+
+/// The kind of `v` called `name`: its name or its SFEN token, case-insensitive, with
+/// spaces, `-` and `_` ignored in names.
+fn kind_by_name(v: &Variant, name: &str) -> Result<PieceKind, String> {
+    let norm = |s: &str| s.chars().filter(|c| !matches!(c, ' ' | '-' | '_')).flat_map(char::to_lowercase).collect::<String>();
+    let want = norm(name);
+    v.kinds().find(|&k| norm(&v.kind(k).name) == want || v.kind(k).token.eq_ignore_ascii_case(name)).ok_or_else(|| {
+        let names: Vec<String> = v.kinds().filter(|&k| !v.kind(k).royal).map(|k| norm(&v.kind(k).name)).collect();
+        format!("{} has no piece '{name}' (pieces: {})", v.name, names.join(", "))
+    })
 }
 
 /// Average number of moves of a Black piece with this movement over every square of an
