@@ -124,6 +124,11 @@ enum Command {
     /// Play a match, gauntlet or round-robin between checkpoints, baselines and USI
     /// engines; resumes (and extends) a tournament in the same --out directory.
     Arena(Box<ArenaArgs>),
+    /// SPSA tuning of named parameters of a player (piece values of alphabeta, search
+    /// constants, a USI engine's options) by game pairs between its two perturbed
+    /// versions, or of each against a fixed opponent; resumes in the same --out
+    /// directory; writes the tuned player spec and plots each parameter's path.
+    Tune(Box<TuneArgs>),
     /// Speak USI on standard input/output with a checkpoint or a baseline.
     Usi {
         /// A model directory (plays with the MCTS; `go` gives the budget); without it and
@@ -223,6 +228,81 @@ struct BalanceArgs {
     /// No progress bar (the tables only).
     #[arg(long)]
     quiet: bool,
+}
+
+#[derive(clap::Args)]
+struct TuneArgs {
+    /// The tuned player's spec without the tuned keys, e.g. `alphabeta,depth=2`.
+    #[arg(long)]
+    player: String,
+    /// A parameter as fishtest writes it: NAME,START,MIN,MAX,C_END,R_END (repeatable),
+    /// NAME being a key of the player spec, e.g. `board.copper,450,100,1000,30,0.002`.
+    #[arg(long = "param")]
+    params: Vec<String>,
+    /// A file of parameter rows (one a line; `#` starts a comment).
+    #[arg(long)]
+    params_file: Option<std::path::PathBuf>,
+    /// A fixed opponent's spec; without it the two perturbed players play each other.
+    #[arg(long)]
+    opponent: Option<String>,
+    #[command(flatten)]
+    variant: VariantArgs,
+    /// Game pairs in the whole run (the schedule ends there).
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pairs: u64,
+    /// Pairs played at one parameter vector before an update (default: --threads).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    batch: Option<u32>,
+    /// Random plies from the start of each pair's opening.
+    #[arg(long, default_value_t = 8)]
+    random_plies: u32,
+    /// Game length limit in plies (a draw); 0 = the variant's.
+    #[arg(long, default_value_t = 0)]
+    max_plies: u32,
+    /// Games played at once, one worker thread each (default: the machine's cores).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    threads: Option<u32>,
+    /// Seed of the flips, the openings and the players.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Run directory (tune.json, tuned.txt, path-*.svg); default data/tune/<variant>.
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+impl TuneArgs {
+    fn config(self) -> Result<tune::TuneConfig> {
+        let mut rows: Vec<(String, String)> = self.params.iter().map(|r| ("--param".to_string(), r.clone())).collect();
+        if let Some(f) = &self.params_file {
+            let text = std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+            for (i, line) in text.lines().enumerate() {
+                let line = line.split('#').next().unwrap_or_default().trim();
+                if !line.is_empty() {
+                    rows.push((format!("{} line {}", f.display(), i + 1), line.to_string()));
+                }
+            }
+        }
+        let params = rows.iter().map(|(at, r)| tune::Param::parse(r).with_context(|| format!("in {at}"))).collect::<Result<Vec<_>>>()?;
+        let threads = self.threads.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |t| t as usize);
+        let variant = self.variant.load()?;
+        Ok(tune::TuneConfig {
+            variant: self.variant.variant.clone(),
+            options: self.variant.options.iter().cloned().collect(),
+            player: self.player,
+            opponent: self.opponent,
+            params,
+            pairs: self.pairs,
+            batch: self.batch.unwrap_or(threads as u32),
+            random_plies: self.random_plies,
+            max_plies: self.max_plies,
+            seed: self.seed,
+            threads,
+            out_dir: self.out.unwrap_or_else(|| std::path::Path::new("data/tune").join(&variant.name)),
+        })
+    }
 }
 
 #[derive(clap::Args)]
@@ -463,6 +543,19 @@ fn run(cli: Cli) -> Result<()> {
         Command::BenchSelfplay { config, model, games } => {
             let cfg = pipeline::RunConfig::load(&config)?;
             pipeline::bench_selfplay(&cfg, model.as_deref(), games)?;
+        }
+        Command::Tune(args) => {
+            let quiet = args.quiet;
+            let cfg = (*args).config()?;
+            cfg.validate()?;
+            let state = tune::run_tune(&cfg, !quiet)?;
+            let late = state.late_mean();
+            println!("{:<24} {:>10} {:>10} {:>16}", "parameter", "start", "tuned", "last-fifth mean");
+            for (i, p) in state.config.params.iter().enumerate() {
+                println!("{:<24} {:>10.1} {:>10.1} {:>16.1}", p.name, p.start, state.spsa.theta[i], late[i]);
+            }
+            println!("tuned player: {}", state.tuned_spec());
+            println!("written: {} (tune.json, tuned.txt, path-*.svg)", cfg.out_dir.display());
         }
         Command::Arena(args) => {
             let quiet = args.quiet;

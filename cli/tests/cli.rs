@@ -50,3 +50,46 @@ fn variant_command_lists_pieces_and_options() {
         assert!(out.contains(s), "{s} missing: {out}");
     }
 }
+
+#[test]
+fn tune_runs_resumes_and_writes_the_tuned_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t");
+    let rows = dir.path().join("rows.txt");
+    std::fs::write(&rows, "# the Rook\nboard.rook, 1000, 500, 1500, 50, 0.1\n").unwrap();
+    let args = |pairs: &'static str| {
+        vec![
+            "tune".to_string(),
+            "-v".into(),
+            "minishogi".into(),
+            "--player".into(),
+            "alphabeta,depth=1".into(),
+            "--params-file".into(),
+            rows.display().to_string(),
+            "--param".into(),
+            "hand.silver,550,200,900,40,0.1".into(),
+            "--pairs".into(),
+            pairs.into(),
+            "--threads".into(),
+            "1".into(),
+            "--random-plies".into(),
+            "2".into(),
+            "--out".into(),
+            out.display().to_string(),
+            "--quiet".into(),
+        ]
+    };
+    let run = |a: Vec<String>| copper(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let (ok, stdout, err) = run(args("4"));
+    assert!(ok, "{err}");
+    assert!(stdout.contains("board.rook") && stdout.contains("hand.silver") && stdout.contains("tuned player: alphabeta,depth=1,hand.silver="), "{stdout}");
+    let spec = std::fs::read_to_string(out.join("tuned.txt")).unwrap();
+    assert!(spec.contains("board.rook=") && spec.contains("hand.silver="), "{spec}");
+    assert!(out.join("path-board_rook.svg").exists() && out.join("path-hand_silver.svg").exists());
+    // Another schedule in the same directory is refused, naming what differs.
+    let (ok, _, err) = run(args("6"));
+    assert!(!ok && err.contains("other pairs"), "{err}");
+    // A bad row names itself.
+    let (ok, _, err) = copper(&["tune", "--player", "alphabeta,depth=1", "--param", "board.rook,1000,1500,500,50,0.1", "--out", "/nonexistent/x"]);
+    assert!(!ok && err.contains("--param") && err.contains("below max"), "{err}");
+}
