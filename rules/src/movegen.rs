@@ -38,6 +38,17 @@ impl Position {
 
     /// Appends every legal move to `list`.
     pub fn generate_legal(&self, list: &mut MoveList) {
+        self.generate(false, list);
+    }
+
+    /// Appends the legal captures to `list` (board moves onto an enemy piece, promoting or
+    /// not): the moves of [`Position::generate_legal`] that capture, in the same order,
+    /// without generating drops and pocket moves (a quiescence search's moves).
+    pub fn generate_captures(&self, list: &mut MoveList) {
+        self.generate(true, list);
+    }
+
+    fn generate(&self, captures_only: bool, list: &mut MoveList) {
         let v = self.variant;
         let us = self.side;
         let own = self.by_color[us.index()];
@@ -48,16 +59,20 @@ impl Position {
             Some(k) => self.checkers_and_pins(k),
             None => (Bitboard::EMPTY, Bitboard::EMPTY, Pins::default()),
         };
+        let enemy = self.by_color[(!us).index()];
         if let Some(k) = ksq {
-            self.generate_king_moves(k, list);
+            self.generate_king_moves(k, if captures_only { enemy } else { v.geometry.all }, list);
         }
         if checkers.more_than_one() {
             return;
         }
         let in_check = checkers.any();
         // Where a non-king move must land, and where a drop must go, to meet a check.
-        let (move_mask, drop_mask) = if in_check { (block | checkers, block) } else { (v.geometry.all & !own, empty) };
-        let may_pocket = v.pockets && !in_check && self.pockets[us.index()].is_none();
+        let (mut move_mask, drop_mask) = if in_check { (block | checkers, block) } else { (v.geometry.all & !own, empty) };
+        if captures_only {
+            move_mask &= enemy;
+        }
+        let may_pocket = v.pockets && !in_check && !captures_only && self.pockets[us.index()].is_none();
 
         for k in v.kinds() {
             let info = v.kind(k);
@@ -88,6 +103,9 @@ impl Position {
                 }
                 self.push_board_moves(us, k, from, targets, list);
             }
+        }
+        if captures_only {
+            return;
         }
 
         for &k in &v.hand_kinds {
@@ -122,11 +140,12 @@ impl Position {
         }
     }
 
-    fn generate_king_moves(&self, ksq: Square, list: &mut MoveList) {
+    /// The king's legal moves onto `mask`.
+    fn generate_king_moves(&self, ksq: Square, mask: Bitboard, list: &mut MoveList) {
         let v = self.variant;
         let us = self.side;
         let occ = self.occupied();
-        let targets = self.attacks_from(us, v.royal_kind, ksq, occ) & !self.by_color[us.index()];
+        let targets = self.attacks_from(us, v.royal_kind, ksq, occ) & !self.by_color[us.index()] & mask;
         let occ_without_king = occ ^ Bitboard::from_square(ksq);
         let sliders = self.sliders_of(!us);
         for to in targets {

@@ -2,6 +2,8 @@
 //! Copper family): random games where each position is checked for
 //! - generated moves == the moves of the independent reference generator, the
 //!   `rules-reference` crate (as sets, no duplicates),
+//! - the captures generated alone == the legal moves that land on an enemy piece, in
+//!   the same order,
 //! - incremental Zobrist key == recomputed key,
 //! - SFEN round-trip, and USI round-trip of every legal move,
 //! - every game ends with a result.
@@ -25,6 +27,11 @@ fn check_position(pos: &Position, oracle: &Reference) {
         let missing: Vec<_> = slow.difference(&fast).map(|&m| v.move_to_usi(m)).collect();
         panic!("{}: move generation differs in {sfen}\n  generated but illegal: {extra:?}\n  legal but not generated: {missing:?}", v.name);
     }
+    let mut captures = rules::MoveList::new();
+    pos.generate_captures(&mut captures);
+    let expected: Vec<_> =
+        moves.iter().copied().filter(|&m| matches!(m.kind(), rules::MoveKind::Board { to, .. } if pos.piece_at(to).is_some())).collect();
+    assert_eq!(captures.as_slice(), expected.as_slice(), "captures generated alone differ in {sfen}");
     assert_eq!(pos.key(), pos.compute_key(), "incremental key differs from recomputed key in {sfen}");
     let reparsed = Position::from_sfen(v, &sfen).unwrap_or_else(|e| panic!("own SFEN {sfen} does not parse: {e}"));
     assert_eq!(&reparsed, pos, "SFEN round-trip changed the position {sfen}");

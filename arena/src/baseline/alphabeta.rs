@@ -380,12 +380,19 @@ impl AlphaBeta {
         if self.check_budget() {
             return 0;
         }
-        let mut list = MoveList::new();
-        pos.generate_legal(&mut list);
-        if list.is_empty() {
-            return Self::no_moves_score(pos, ply, after_losing_drop);
-        }
+        // In check every evasion is searched; otherwise only captures, generated alone
+        // (a shogi position's drops would be most of a full list). A side not in check
+        // without any move is left to the full-width search: here it stands pat.
         let in_check = pos.in_check();
+        let mut list = MoveList::new();
+        if in_check {
+            pos.generate_legal(&mut list);
+            if list.is_empty() {
+                return Self::no_moves_score(pos, ply, after_losing_drop);
+            }
+        } else {
+            pos.generate_captures(&mut list);
+        }
         let stand = self.eval.evaluate(pos);
         if qply >= MAX_QPLY || ply >= MAX_PLY {
             return stand;
