@@ -14,6 +14,7 @@ pub mod limits;
 pub mod openings;
 pub mod player;
 pub mod plot;
+pub mod qmix;
 pub mod record;
 pub mod report;
 pub mod runner;

@@ -5,7 +5,7 @@
 //!
 //! | kind | ARG | keys |
 //! |---|---|---|
-//! | `checkpoint` | model directory (`…/models/gen-0004`); none: the variant's shipped model ([`shipped_model`]) | limit; `policy=gumbel\|puct`, `gumbel_m=N`, `c_puct=X`, `noise=X`, `mate=on\|off` |
+//! | `checkpoint` | model directory (`…/models/gen-0004`); none: the variant's shipped model ([`shipped_model`]) | limit; `policy=gumbel\|puct`, `gumbel_m=N`, `c_puct=X`, `noise=X`, `mate=on\|off`, `qmix=λ`, `qscale=CP` |
 //! | `uniform` | – | as checkpoint: the uniform-prior search |
 //! | `random` | – | – |
 //! | `greedy` | – | `noise=CP` (one-ply material); piece values |
@@ -17,6 +17,10 @@
 //! `time=MS,inc=MS` (see [`Limit`]). Examples:
 //! `checkpoint:data/runs/pocket-copper/models/gen-0004,sims=24`,
 //! `alphabeta,depth=2`, `usi:/usr/games/fairy-stockfish,nodes=1000,name=fsf-1k`.
+//!
+//! `qmix=λ` (0–1, checkpoints): each leaf's value is `(1 − λ)` the network's plus `λ` the
+//! alpha-beta baseline's quiescence score on a logistic scale of `qscale=CP` centipawns
+//! (default [`crate::qmix::DEFAULT_QSCALE_CP`]); see [`crate::qmix`]. Off by default.
 //!
 //! Piece values (`alphabeta`, `greedy`): `board.KIND=CP`, `hand.KIND=CP` and
 //! `pocket.KIND=CP` replace the value of a kind (by name or SFEN token:
@@ -89,6 +93,10 @@ pub struct PlayerSpec {
     pub noise: Option<f64>,
     /// Piece values replacing the default table (`board.KIND=CP`, …), in spec order.
     pub values: Vec<ValueOverride>,
+    /// `qmix=λ`: the quiescence score's share of each leaf value (0: the network's alone).
+    pub qmix: f32,
+    /// `qscale=CP`: the logistic scale mapping that score to a value.
+    pub qscale_cp: f64,
 }
 
 /// The largest piece value a spec may set, in centipawns: far below the mate scores.
@@ -98,7 +106,7 @@ pub const MAX_PIECE_VALUE_CP: f64 = 100_000.0;
 /// between ordinary scores and mate scores, so noise never hides a mate.
 pub const MAX_BASELINE_NOISE_CP: f64 = 1000.0;
 
-const KNOWN_KEYS: [&str; 21] = [
+const KNOWN_KEYS: [&str; 23] = [
     "name",
     "nodes",
     "sims",
@@ -116,6 +124,8 @@ const KNOWN_KEYS: [&str; 21] = [
     "mate",
     "tt",
     "noise",
+    "qmix",
+    "qscale",
     "option.*",
     "board.*",
     "hand.*",
@@ -178,6 +188,17 @@ impl PlayerSpec {
         if let Some(x) = noise {
             check_noise(&kind, x).map_err(err)?;
         }
+        let qmix = get("qmix")
+            .map(|v| v.parse::<f32>().ok().filter(|x| (0.0..=1.0).contains(x)).ok_or_else(|| err(format!("qmix={v}: expected a share in 0..=1"))))
+            .transpose()?
+            .unwrap_or(0.0);
+        let qscale_cp = get("qscale")
+            .map(|v| v.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0).ok_or_else(|| err(format!("qscale={v}: expected centipawns > 0"))))
+            .transpose()?
+            .unwrap_or(crate::qmix::DEFAULT_QSCALE_CP);
+        if (qmix > 0.0 || get("qscale").is_some()) && !matches!(kind, Kind::Checkpoint(_)) {
+            return Err(err(format!("qmix and qscale mix a network's value: {kind_name} has none")));
+        }
         let mut values = Vec::new();
         for (k, v) in &pairs {
             if let Some((place, piece)) = ValuePlace::from_key(k) {
@@ -218,6 +239,8 @@ impl PlayerSpec {
             tt_entries,
             noise,
             values,
+            qmix,
+            qscale_cp,
         })
     }
 
@@ -293,7 +316,12 @@ impl PlayerFactory {
             Kind::Checkpoint(dir) => {
                 let dir = if dir.as_os_str().is_empty() { shipped_model(variant).map_err(err)? } else { dir.clone() };
                 let e = neteval::load(&dir, variant).map_err(|e| err(e.to_string()))?;
-                Some(Arc::new(e.serial(threads > 1)))
+                let net: Arc<dyn Evaluator<Game>> = Arc::new(e.serial(threads > 1));
+                if spec.qmix > 0.0 {
+                    Some(Arc::new(crate::qmix::QuiescenceMix::new(net, variant, spec.qmix, spec.qscale_cp)))
+                } else {
+                    Some(net)
+                }
             }
             Kind::Uniform => Some(Arc::new(UniformEvaluator)),
             Kind::Usi(cmd) => {
@@ -483,6 +511,9 @@ mod tests {
             ("alphabeta,noise=5000", "at most 1000 centipawns"),
             ("uniform,mate=maybe", "expected on or off"),
             ("greedy,mate=on", "greedy has no search"),
+            ("checkpoint,sims=8,qmix=2", "expected a share in 0..=1"),
+            ("checkpoint,sims=8,qscale=0", "expected centipawns > 0"),
+            ("uniform,sims=8,qmix=0.5", "uniform has none"),
         ] {
             let e = PlayerSpec::parse(text).unwrap_err().to_string();
             assert!(e.contains(says), "{text}: {e}");

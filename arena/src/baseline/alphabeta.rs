@@ -20,7 +20,7 @@ use rules::{DropMate, Game, Move, MoveKind, MoveList, Position, Variant, MAX_KIN
 use std::time::Instant;
 
 /// Internal score of a mate at the root (a mate `n` plies away is `MATE - n`).
-const MATE: i32 = 1_000_000;
+pub const MATE: i32 = 1_000_000;
 /// Scores beyond this are mates.
 const MATE_BOUND: i32 = MATE - 10_000;
 const INF: i32 = 2_000_000;
@@ -458,6 +458,17 @@ impl AlphaBeta {
             return 0;
         }
         best
+    }
+
+    /// The quiescence score of `pos` for the side to move, in centipawns: the static
+    /// evaluation after the captures (all evasions in check) that pay, without a budget.
+    /// Mate scores come back as ±[`MATE`] minus the plies to it.
+    pub fn quiescence(&mut self, pos: &Position) -> i32 {
+        self.stop = false;
+        self.node_limit = u64::MAX;
+        self.deadline = None;
+        self.path.clear();
+        self.qsearch(pos, -INF, INF, 0, false, 0)
     }
 
     /// The principal variation: `best`, then the table's moves while they are legal.

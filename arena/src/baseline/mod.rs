@@ -19,7 +19,7 @@ pub mod values;
 #[cfg(test)]
 mod tests;
 
-pub use alphabeta::{AlphaBeta, RootScores, DEFAULT_DEPTH};
+pub use alphabeta::{AlphaBeta, RootScores, DEFAULT_DEPTH, MATE};
 pub use values::{PieceValues, ValueOverride, ValuePlace};
 
 use crate::{Score, Thought};
