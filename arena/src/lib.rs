@@ -6,11 +6,12 @@
 //! - [`stats`], [`record`], [`plot`], [`baseline`], [`usi_client`], [`openings`]: the parts;
 //! - [`player`], [`spec`]: the one player interface and the specs that build players;
 //! - [`runner`]: games in flight on worker threads, every answer checked;
-//! - [`report`], [`tournament`]: tournaments, resumable, and their reports.
+//! - [`report`], [`live`], [`tournament`]: tournaments, resumable, their reports and live views.
 
 pub mod baseline;
 pub mod ending;
 pub mod limits;
+pub mod live;
 pub mod openings;
 pub mod player;
 pub mod plot;

@@ -28,6 +28,12 @@
 //! pocket; fractions are rounded to whole centipawns. Without them the player uses the
 //! default table ([`crate::baseline::values`]), so old ratings stay comparable.
 //!
+//! Quoting: text between double quotes is taken as it is — commas, `=`, `:` and spaces
+//! included — and `""` inside quotes is one `"`; so a path or value with any of those is
+//! written in quotes: `checkpoint:"data/runs/a,b=c/models/gen-0004",sims=24`,
+//! `usi:"/opt/my engine",option.Book="x,y"` (on a shell command line, the whole spec in
+//! single quotes). [`quote`] writes a value so. An unclosed quote is an error.
+//!
 //! `mate=on` turns on the search's one-ply mate check (`SearchConfig::mate_in_one`: a
 //! leaf whose mover can mate or reach the flag at once is a proven win); off by default,
 //! so `uniform` stays the fixed anchor earlier ladders were rated against.
@@ -101,6 +107,65 @@ pub struct PlayerSpec {
 
 /// The largest piece value a spec may set, in centipawns: far below the mate scores.
 pub const MAX_PIECE_VALUE_CP: f64 = 100_000.0;
+/// `text` as one spec value: as it is when it holds nothing the spec grammar reads (no
+/// comma, `=`, `:` or `"`, no space at either end, not empty), else in double quotes with
+/// each `"` doubled (the quoting rule of the module documentation).
+pub fn quote(text: &str) -> String {
+    let plain = !text.is_empty() && !text.contains([',', '=', ':', '"']) && text.trim() == text;
+    if plain {
+        text.to_string()
+    } else {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    }
+}
+
+/// One comma-separated field of a spec, each character marked whether it was quoted
+/// (quoted characters are never separators and never trimmed).
+#[derive(Clone, Debug, Default)]
+struct Field(Vec<(char, bool)>);
+
+impl Field {
+    fn text(&self) -> String {
+        self.0.iter().map(|&(c, _)| c).collect()
+    }
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// Without unquoted whitespace at either end.
+    fn trim(self) -> Field {
+        let blank = |&(c, quoted): &(char, bool)| !quoted && c.is_whitespace();
+        let start = self.0.iter().position(|x| !blank(x)).unwrap_or(self.0.len());
+        let end = self.0.iter().rposition(|x| !blank(x)).map_or(start, |e| e + 1);
+        Field(self.0[start..end].to_vec())
+    }
+    /// Split at the first unquoted `sep`.
+    fn split_once(&self, sep: char) -> Option<(Field, Field)> {
+        let at = self.0.iter().position(|&(c, quoted)| c == sep && !quoted)?;
+        Some((Field(self.0[..at].to_vec()), Field(self.0[at + 1..].to_vec())))
+    }
+}
+
+/// `text` split at its unquoted commas, quotes removed (see the module documentation).
+fn fields(text: &str) -> Result<Vec<Field>, String> {
+    let mut fields = vec![Field::default()];
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                fields.last_mut().expect("one field at least").0.push(('"', true));
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(Field::default()),
+            c => fields.last_mut().expect("one field at least").0.push((c, quoted)),
+        }
+    }
+    if quoted {
+        return Err("a quote (\") is never closed".into());
+    }
+    Ok(fields)
+}
 
 /// The most root-score noise a baseline takes, in centipawns: well inside the gap
 /// between ordinary scores and mate scores, so noise never hides a mate.
@@ -135,20 +200,22 @@ const KNOWN_KEYS: [&str; 23] = [
 impl PlayerSpec {
     pub fn parse(text: &str) -> Result<PlayerSpec, SpecError> {
         let err = |problem: String| SpecError { spec: text.to_string(), problem };
-        let mut parts = text.split(',').map(str::trim);
+        let mut parts = fields(text).map_err(err)?.into_iter().map(Field::trim);
         let head = parts.next().unwrap_or_default();
         let (kind_name, arg) = match head.split_once(':') {
-            Some((k, a)) => (k.trim(), Some(a.trim().to_string())),
-            None => (head, None),
+            Some((k, a)) => (k.trim().text(), Some(a.trim().text())),
+            None => (head.text(), None),
         };
+        let kind_name = kind_name.as_str();
         let mut pairs = Vec::new();
         for p in parts.filter(|p| !p.is_empty()) {
-            let (k, v) = p.split_once('=').ok_or_else(|| err(format!("'{p}' is not KEY=VALUE")))?;
-            let k = k.trim();
+            let (k, v) = p.split_once('=').ok_or_else(|| err(format!("'{}' is not KEY=VALUE", p.text())))?;
+            let k = k.trim().text();
+            let k = k.as_str();
             if !KNOWN_KEYS.contains(&k) && !k.starts_with("option.") && ValuePlace::from_key(k).is_none() {
                 return Err(err(format!("unknown key '{k}' (keys: {})", KNOWN_KEYS.join(", "))));
             }
-            pairs.push((k.to_string(), v.trim().to_string()));
+            pairs.push((k.to_string(), v.trim().text()));
         }
         let need_arg = |what: &str| arg.clone().filter(|a| !a.is_empty()).ok_or_else(|| err(format!("{kind_name} needs {what}: {kind_name}:{what}")));
         let kind = match kind_name {
@@ -444,6 +511,24 @@ mod tests {
         assert_eq!(PlayerSpec::parse("alphabeta").unwrap().noise, None);
     }
 
+    /// Quoted text keeps its commas, `=`, `:` and spaces; `""` inside quotes is a quote;
+    /// and `quote` writes any value so that it parses back to itself.
+    #[test]
+    fn quoted_values_keep_commas_equals_and_colons() {
+        let s = PlayerSpec::parse(r#"checkpoint:"/data/a,b=c:d/gen-1",sims=4"#).unwrap();
+        assert_eq!(s.kind, Kind::Checkpoint(PathBuf::from("/data/a,b=c:d/gen-1")));
+        assert_eq!((s.limit, s.name.as_str()), (Some(Limit::Nodes(4)), "gen-1-nodes=4"));
+        let s = PlayerSpec::parse(r#" usi : "/opt/my engine" , option.Book = " x,""y"" " ,name="a=b""#).unwrap();
+        assert_eq!(s.kind, Kind::Usi(PathBuf::from("/opt/my engine")));
+        assert_eq!(s.options, vec![("Book".to_string(), r#" x,"y" "#.to_string())]);
+        assert_eq!(s.name, "a=b");
+        for value in ["/data/a,b=c", "plain/path", " edge ", r#"q"uote"#, "", "a:b", "x,,y"] {
+            let s = PlayerSpec::parse(&format!("checkpoint:{},sims=4,name={}", quote(value), quote(value))).unwrap();
+            assert_eq!((s.kind, s.name.as_str()), (Kind::Checkpoint(PathBuf::from(value)), value), "{value:?} as {}", quote(value));
+        }
+        assert_eq!(quote("plain/path"), "plain/path");
+    }
+
     #[test]
     fn noise_reaches_the_search_configuration() {
         let v = Variant::builtin("minishogi").unwrap();
@@ -514,6 +599,7 @@ mod tests {
             ("checkpoint,sims=8,qmix=2", "expected a share in 0..=1"),
             ("checkpoint,sims=8,qscale=0", "expected centipawns > 0"),
             ("uniform,sims=8,qmix=0.5", "uniform has none"),
+            ("checkpoint:\"/a,b,sims=4", "never closed"),
         ] {
             let e = PlayerSpec::parse(text).unwrap_err().to_string();
             assert!(e.contains(says), "{text}: {e}");

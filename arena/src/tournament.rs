@@ -13,9 +13,10 @@
 //!
 //! The output directory holds `tournament.toml` (the resolved settings), `results.jsonl`,
 //! `games/` (KIF (`.kifu`, UTF-8) and CSA records for standard shogi), `summary.json`, `pairings.csv`,
-//! `ratings.csv` and `ratings.svg`.
+//! `ratings.csv` and `ratings.svg`; while it runs, `live.txt` (see [`crate::live`]).
 
 use crate::limits::Limit;
+use crate::live::{AfterGame, Progress};
 use crate::openings::{OpeningError, Openings};
 use crate::record;
 use crate::report::{self, Report};
@@ -28,7 +29,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TournamentError {
@@ -394,8 +395,16 @@ fn check_resume(dir: &Path, cfg: &TournamentConfig) -> Result<(), TournamentErro
     Ok(())
 }
 
-/// Runs (or resumes, or extends) a tournament and returns its report.
+/// Runs (or resumes, or extends) a tournament and returns its report, rewriting
+/// `live.txt` after every game ([`crate::live::write_live_text`]).
 pub fn run(cfg: &TournamentConfig, show_progress: bool) -> Result<Report, TournamentError> {
+    run_with(cfg, show_progress, &[&crate::live::write_live_text])
+}
+
+/// [`run`] with these hooks instead, each called with the tournament's [`Progress`] once
+/// before the first game and after every finished game (see [`crate::live`]).
+pub fn run_with(cfg: &TournamentConfig, show_progress: bool, after_game: &[AfterGame<'_>]) -> Result<Report, TournamentError> {
+    let started = Instant::now();
     cfg.validate()?;
     let variant = cfg.variant()?;
     let openings = cfg.openings(variant)?;
@@ -447,6 +456,23 @@ pub fn run(cfg: &TournamentConfig, show_progress: bool) -> Result<Report, Tourna
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     }
+    let pairings = cfg.pairings();
+    let already = done.len() as u64;
+    // The hooks see the report of the results so far, built as the final one is.
+    let show = |all: &[JobResult]| {
+        if after_game.is_empty() {
+            return;
+        }
+        let report = report::build(&names, &pairings, all, anchor, cfg.anchor_elo, sprt.as_ref());
+        let done = all.len() as u64;
+        let progress = Progress { dir, report: &report, done, total, played: done.saturating_sub(already), elapsed: started.elapsed() };
+        for hook in after_game {
+            if let Err(e) = hook(&progress) {
+                tracing::warn!("{}: live view: {e}", dir.display());
+            }
+        }
+    };
+    show(&done);
     let state = Mutex::new((done, tracker));
     let settings = RunSettings {
         threads: cfg.threads,
@@ -497,6 +523,7 @@ pub fn run(cfg: &TournamentConfig, show_progress: bool) -> Result<Report, Tourna
             }
         }
         all.push(r);
+        show(all);
         pb.inc(1);
         if names.len() == 2 {
             let mut line = report::pairing_stats(&names, (0, 1), all, None);
@@ -510,7 +537,7 @@ pub fn run(cfg: &TournamentConfig, show_progress: bool) -> Result<Report, Tourna
         return Err(e);
     }
     let (all, _) = state.into_inner().unwrap();
-    let rep = report::build(&names, &cfg.pairings(), &all, anchor, cfg.anchor_elo, sprt.as_ref());
+    let rep = report::build(&names, &pairings, &all, anchor, cfg.anchor_elo, sprt.as_ref());
     report::write(&rep, dir).map_err(io_err(dir))?;
     Ok(rep)
 }

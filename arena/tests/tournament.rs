@@ -265,3 +265,41 @@ fn misbehaving_engines_lose_their_games_and_the_tournament_finishes() {
         assert_eq!(results.iter().filter(|r| r.first == name || r.second == name).count(), 2);
     }
 }
+
+/// The live view: a hook sees every game in the order it was recorded, each time with the
+/// report of all results so far, and `live.txt` is left holding the final counts and the
+/// same table the tournament returns. Counts only, no timing.
+#[test]
+fn a_live_view_follows_every_game_and_ends_at_the_final_results() {
+    use arena::live::{write_live_text, Progress, LIVE_FILE};
+    use std::sync::Mutex;
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config("minishogi", &["random", "alphabeta,depth=1", "greedy"], dir.path());
+    c.rounds = 2;
+    let seen: Mutex<Vec<(u64, u64, u64, u64)>> = Mutex::new(Vec::new());
+    let count = |p: &Progress<'_>| {
+        seen.lock().unwrap().push((p.done, p.total, p.played, p.report.games));
+        Ok(())
+    };
+    let rep = arena::tournament::run_with(&c, false, &[&write_live_text, &count]).unwrap();
+    // 3 pairings × 2 rounds × 2 colours, once before the first game and after each.
+    let seen = seen.into_inner().unwrap();
+    assert_eq!(seen, (0..=12).map(|n| (n, 12, n, n)).collect::<Vec<_>>());
+    let live = std::fs::read_to_string(dir.path().join(LIVE_FILE)).unwrap();
+    assert!(live.starts_with("games 12/12, "), "{live}");
+    assert!(live.ends_with(&arena::report::table(&rep)), "{live}\n---\n{}", arena::report::table(&rep));
+    assert_eq!(rep.games, 12);
+    let results = read_results(&dir.path().join("results.jsonl")).unwrap();
+    assert_eq!(results.len(), 12);
+    // Every rewrite went through a temporary file that was renamed: none is left.
+    let names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(names.iter().all(|n| !n.contains("tmp")), "{names:?}");
+
+    // Extended by a round (`copper arena` runs `run`): the file counts the resumed games
+    // too, and this invocation's.
+    c.rounds = 3;
+    let rep = run(&c, false).unwrap();
+    let live = std::fs::read_to_string(dir.path().join(LIVE_FILE)).unwrap();
+    assert!(live.starts_with("games 18/18, ") && live.contains("(6 played in this run)"), "{live}");
+    assert!(live.ends_with(&arena::report::table(&rep)), "{live}");
+}

@@ -311,7 +311,9 @@ struct ArenaArgs {
     #[arg(long)]
     config: Option<std::path::PathBuf>,
     /// A player spec (repeatable), e.g. `checkpoint:DIR,sims=64`, `alphabeta,depth=2`,
-    /// `usi:/usr/games/fairy-stockfish,nodes=1000,name=fsf`.
+    /// `usi:/usr/games/fairy-stockfish,nodes=1000,name=fsf`. A value holding `,` `=` `:`
+    /// or spaces goes in double quotes (`""` for a quote inside):
+    /// -p 'checkpoint:"runs/a,b/gen-1",sims=64' (arena/src/spec.rs).
     #[arg(long = "player", short = 'p')]
     players: Vec<String>,
     /// match (2 players), gauntlet (the first against each other) or round-robin.
@@ -440,17 +442,17 @@ impl ArenaArgs {
         match self.resign.as_slice() {
             [] => {}
             [m, cp] => {
-                c.adjudication.resign_moves = (*m).max(0) as u32;
-                c.adjudication.resign_cp = *cp as i32;
+                c.adjudication.resign_moves = whole("--resign", "MOVES", *m)?;
+                c.adjudication.resign_cp = centipawns("--resign", *cp)?;
             }
             _ => anyhow::bail!("--resign takes MOVES,CP"),
         }
         match self.draw.as_slice() {
             [] => {}
             [after, m, cp] => {
-                c.adjudication.draw_after_ply = (*after).max(0) as u32;
-                c.adjudication.draw_moves = (*m).max(0) as u32;
-                c.adjudication.draw_cp = *cp as i32;
+                c.adjudication.draw_after_ply = whole("--draw", "AFTER_PLY", *after)?;
+                c.adjudication.draw_moves = whole("--draw", "MOVES", *m)?;
+                c.adjudication.draw_cp = centipawns("--draw", *cp)?;
             }
             _ => anyhow::bail!("--draw takes AFTER_PLY,MOVES,CP"),
         }
@@ -461,7 +463,7 @@ impl ArenaArgs {
             c.time_margin_ms = m;
         }
         if let Some(t) = self.move_timeout {
-            c.move_timeout_ms = t * 1000;
+            c.move_timeout_ms = t.checked_mul(1000).with_context(|| format!("--move-timeout {t}: too many seconds"))?;
         }
         if let Some(o) = self.out {
             c.out_dir = o;
@@ -469,6 +471,17 @@ impl ArenaArgs {
         c.validate()?;
         Ok(c)
     }
+}
+
+/// `value`, given for `what` in `flag`, as a count (0 up to u32's maximum): an error
+/// naming the flag when it does not fit, never a silent cast.
+fn whole(flag: &str, what: &str, value: i64) -> Result<u32> {
+    u32::try_from(value).map_err(|_| anyhow::anyhow!("{flag}: {what} = {value}: expected a whole number from 0 to {}", u32::MAX))
+}
+
+/// A centipawn threshold of `flag` (0 up to i32's maximum), as [`whole`].
+fn centipawns(flag: &str, value: i64) -> Result<i32> {
+    i32::try_from(value).ok().filter(|cp| *cp >= 0).ok_or_else(|| anyhow::anyhow!("{flag}: CP = {value}: expected centipawns from 0 to {}", i32::MAX))
 }
 
 fn main() {
@@ -567,7 +580,11 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Usi { model, player, variant, nodes, mate_check } => {
             let text = match (model, player) {
-                (Some(m), _) => format!("checkpoint:{},mate={mate_check}", m.display()),
+                // Quoted: a directory's name may hold the spec's commas, `=` or `:`.
+                (Some(m), _) => {
+                    let dir = m.to_str().with_context(|| format!("--model {}: the path is not UTF-8", m.display()))?;
+                    format!("checkpoint:{},mate={mate_check}", arena::spec::quote(dir))
+                }
                 (None, Some(p)) => p,
                 // The variant's shipped model (models/<variant>).
                 (None, None) => format!("checkpoint,mate={mate_check}"),

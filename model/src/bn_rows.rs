@@ -66,7 +66,7 @@ pub(crate) fn forward(x: &[f32], gamma: &[f32], beta: &[f32], tail: Tail<'_>, c:
         assert_eq!(skip.len(), len, "batch norm: the skip input must have x's shape");
     }
     // Written whole below, so not zero-filled first.
-    let mut y: Vec<f32> = Vec::with_capacity(len);
+    let mut y = crate::kernels::output_buffer(len);
     let block = BLOCK_ROWS * c;
     y.spare_capacity_mut()[..len].par_chunks_mut(block).zip(x.par_chunks(block)).enumerate().for_each(|(i, (out, inp))| {
         let tail = match tail {
@@ -81,20 +81,21 @@ pub(crate) fn forward(x: &[f32], gamma: &[f32], beta: &[f32], tail: Tail<'_>, c:
     (y, mean, var)
 }
 
-/// `(v − μ)·γ/σ + β` (as the channels-first kernel computes it) and the tail, for the rows
-/// of one block: every element of `out` (as long as `inp`, whole rows of c) written.
-#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2+fma"))]
-fn normalise_block<'a>(out: &mut [MaybeUninit<f32>], inp: &[f32], tail: Tail<'a>, mean: &[f32], scale: &[f32], beta: &[f32]) {
-    let c = mean.len();
-    let (scale, beta) = (&scale[..c], &beta[..c]);
-    let rows = out.chunks_exact_mut(c).map(|o| &mut o[..c]).zip(inp.chunks_exact(c).map(|v| &v[..c]));
-    let norm = |v: f32, j: usize| (v - mean[j]) * scale[j] + beta[j];
-    match tail {
-        Tail::None => rows.for_each(|(o, v)| (0..c).for_each(|j| _ = o[j].write(norm(v[j], j)))),
-        Tail::Relu => rows.for_each(|(o, v)| (0..c).for_each(|j| _ = o[j].write(norm(v[j], j).max(0.0)))),
-        Tail::AddRelu(skip) => {
-            let skip = skip.chunks_exact(c).map(|k| &k[..c]);
-            rows.zip(skip).for_each(|((o, v), k)| (0..c).for_each(|j| _ = o[j].write((norm(v[j], j) + k[j]).max(0.0))));
+crate::simd::multiversioned! {
+    /// `(v − μ)·γ/σ + β` (as the channels-first kernel computes it) and the tail, for the rows
+    /// of one block: every element of `out` (as long as `inp`, whole rows of c) written.
+    fn normalise_block<'a>(out: &mut [MaybeUninit<f32>], inp: &[f32], tail: Tail<'a>, mean: &[f32], scale: &[f32], beta: &[f32]) {
+        let c = mean.len();
+        let (scale, beta) = (&scale[..c], &beta[..c]);
+        let rows = out.chunks_exact_mut(c).map(|o| &mut o[..c]).zip(inp.chunks_exact(c).map(|v| &v[..c]));
+        let norm = |v: f32, j: usize| (v - mean[j]) * scale[j] + beta[j];
+        match tail {
+            Tail::None => rows.for_each(|(o, v)| (0..c).for_each(|j| _ = o[j].write(norm(v[j], j)))),
+            Tail::Relu => rows.for_each(|(o, v)| (0..c).for_each(|j| _ = o[j].write(norm(v[j], j).max(0.0)))),
+            Tail::AddRelu(skip) => {
+                let skip = skip.chunks_exact(c).map(|k| &k[..c]);
+                rows.zip(skip).for_each(|((o, v), k)| (0..c).for_each(|j| _ = o[j].write((norm(v[j], j) + k[j]).max(0.0))));
+            }
         }
     }
 }
@@ -121,20 +122,21 @@ fn masked(d: f32, o: f32) -> f32 {
     }
 }
 
-/// Adds one block's `Σ g` (first `c` of `acc`) and `Σ g·x̂` (last `c`) per channel, with `g`
-/// the masked gradient.
-#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2+fma"))]
-fn gradient_sums_block(x: &[f32], dy: &[f32], output: &[f32], mean: &[f32], inv: &[f32], acc: &mut [f32]) {
-    let c = mean.len();
-    let inv = &inv[..c];
-    let (d_beta, d_gamma) = acc.split_at_mut(c);
-    let (d_beta, d_gamma) = (&mut d_beta[..c], &mut d_gamma[..c]);
-    for ((xr, dr), or) in x.chunks_exact(c).zip(dy.chunks_exact(c)).zip(output.chunks_exact(c)) {
-        let (xr, dr, or) = (&xr[..c], &dr[..c], &or[..c]);
-        for j in 0..c {
-            let g = masked(dr[j], or[j]);
-            d_beta[j] += g;
-            d_gamma[j] += g * ((xr[j] - mean[j]) * inv[j]);
+crate::simd::multiversioned! {
+    /// Adds one block's `Σ g` (first `c` of `acc`) and `Σ g·x̂` (last `c`) per channel, with `g`
+    /// the masked gradient.
+    fn gradient_sums_block(x: &[f32], dy: &[f32], output: &[f32], mean: &[f32], inv: &[f32], acc: &mut [f32]) {
+        let c = mean.len();
+        let inv = &inv[..c];
+        let (d_beta, d_gamma) = acc.split_at_mut(c);
+        let (d_beta, d_gamma) = (&mut d_beta[..c], &mut d_gamma[..c]);
+        for ((xr, dr), or) in x.chunks_exact(c).zip(dy.chunks_exact(c)).zip(output.chunks_exact(c)) {
+            let (xr, dr, or) = (&xr[..c], &dr[..c], &or[..c]);
+            for j in 0..c {
+                let g = masked(dr[j], or[j]);
+                d_beta[j] += g;
+                d_gamma[j] += g * ((xr[j] - mean[j]) * inv[j]);
+            }
         }
     }
 }
@@ -151,30 +153,31 @@ struct PerChannel<'a> {
     mean_d_gamma: &'a [f32],
 }
 
-/// `dx = γ/σ · (g − dβ/n − x̂·dγ/n)` for the rows of one block into `dx`, and the masked
-/// gradient `g` into `d_skip` if given: every element of both written (as long as `x`,
-/// whole rows of c).
-#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2+fma"))]
-fn input_gradient_block<'a>(dx: &mut [MaybeUninit<f32>], d_skip: Option<&mut [MaybeUninit<f32>]>, x: &[f32], dy: &[f32], output: &[f32], k: &PerChannel<'a>) {
-    let c = k.mean.len();
-    let (mean, inv, scale, mdb, mdg) = (&k.mean[..c], &k.inv[..c], &k.scale[..c], &k.mean_d_beta[..c], &k.mean_d_gamma[..c]);
-    let rows = dx.chunks_exact_mut(c).zip(x.chunks_exact(c).zip(dy.chunks_exact(c)).zip(output.chunks_exact(c)));
-    let dx_row = |o: &mut [MaybeUninit<f32>], xr: &[f32], dr: &[f32], or: &[f32]| {
-        let (o, xr, dr, or) = (&mut o[..c], &xr[..c], &dr[..c], &or[..c]);
-        for j in 0..c {
-            let xhat = (xr[j] - mean[j]) * inv[j];
-            o[j].write(scale[j] * (masked(dr[j], or[j]) - mdb[j] - xhat * mdg[j]));
-        }
-    };
-    match d_skip {
-        Some(d_skip) => {
-            for ((o, ((xr, dr), or)), g) in rows.zip(d_skip.chunks_exact_mut(c)) {
-                dx_row(o, xr, dr, or);
-                let (g, dr, or) = (&mut g[..c], &dr[..c], &or[..c]);
-                (0..c).for_each(|j| _ = g[j].write(masked(dr[j], or[j])));
+crate::simd::multiversioned! {
+    /// `dx = γ/σ · (g − dβ/n − x̂·dγ/n)` for the rows of one block into `dx`, and the masked
+    /// gradient `g` into `d_skip` if given: every element of both written (as long as `x`,
+    /// whole rows of c).
+    fn input_gradient_block<'a>(dx: &mut [MaybeUninit<f32>], d_skip: Option<&mut [MaybeUninit<f32>]>, x: &[f32], dy: &[f32], output: &[f32], k: &PerChannel<'a>) {
+        let c = k.mean.len();
+        let (mean, inv, scale, mdb, mdg) = (&k.mean[..c], &k.inv[..c], &k.scale[..c], &k.mean_d_beta[..c], &k.mean_d_gamma[..c]);
+        let rows = dx.chunks_exact_mut(c).zip(x.chunks_exact(c).zip(dy.chunks_exact(c)).zip(output.chunks_exact(c)));
+        let dx_row = |o: &mut [MaybeUninit<f32>], xr: &[f32], dr: &[f32], or: &[f32]| {
+            let (o, xr, dr, or) = (&mut o[..c], &xr[..c], &dr[..c], &or[..c]);
+            for j in 0..c {
+                let xhat = (xr[j] - mean[j]) * inv[j];
+                o[j].write(scale[j] * (masked(dr[j], or[j]) - mdb[j] - xhat * mdg[j]));
             }
+        };
+        match d_skip {
+            Some(d_skip) => {
+                for ((o, ((xr, dr), or)), g) in rows.zip(d_skip.chunks_exact_mut(c)) {
+                    dx_row(o, xr, dr, or);
+                    let (g, dr, or) = (&mut g[..c], &dr[..c], &or[..c]);
+                    (0..c).for_each(|j| _ = g[j].write(masked(dr[j], or[j])));
+                }
+            }
+            None => rows.for_each(|(o, ((xr, dr), or))| dx_row(o, xr, dr, or)),
         }
-        None => rows.for_each(|(o, ((xr, dr), or))| dx_row(o, xr, dr, or)),
     }
 }
 
@@ -201,8 +204,8 @@ pub(crate) fn backward(saved: &Saved<'_>, dy: &[f32], want_masked: bool, c: usiz
     let (scale, mean_d_beta, mean_d_gamma) = (&scale[..c], &mean_d_beta[..c], &mean_d_gamma[..c]);
     let per_channel = PerChannel { mean, inv, scale, mean_d_beta, mean_d_gamma };
     let block = BLOCK_ROWS * c;
-    let mut dx: Vec<f32> = Vec::with_capacity(len);
-    let mut d_skip: Vec<f32> = Vec::with_capacity(if want_masked { len } else { 0 });
+    let mut dx = crate::kernels::output_buffer(len);
+    let mut d_skip = crate::kernels::output_buffer(if want_masked { len } else { 0 });
     let inputs = x.par_chunks(block).zip(dy.par_chunks(block)).zip(output.par_chunks(block));
     let dx_blocks = dx.spare_capacity_mut()[..len].par_chunks_mut(block);
     if want_masked {

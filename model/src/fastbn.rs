@@ -201,13 +201,13 @@ pub(crate) enum Tail<'a> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn bn_forward(x: &[f32], gamma: &[f32], beta: &[f32], tail: Tail<'_>, b: usize, c: usize, s: usize, epsilon: f64) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+pub(crate) fn bn_forward(x: &[f32], gamma: &[f32], beta: &[f32], tail: Tail<'_>, b: usize, c: usize, s: usize, epsilon: f64) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
     let (mean, var) = channel_stats(x, b, c, s);
     let inv = inv_std(&var, epsilon);
     let len = b * c * s;
     assert_eq!(x.len(), len);
     // Written whole below, so not zero-filled first.
-    let mut y: Vec<f32> = Vec::with_capacity(len);
+    let mut y = crate::kernels::output_buffer(len);
     // One row per (image, channel): contiguous, so rows are split across threads safely.
     y.spare_capacity_mut()[..len].par_chunks_mut(s.max(1)).zip(x.par_chunks(s.max(1))).enumerate().for_each(|(row, (out, inp))| {
         let ch = row % c;
@@ -232,7 +232,7 @@ fn bn_forward(x: &[f32], gamma: &[f32], beta: &[f32], tail: Tail<'_>, b: usize, 
 /// `want_masked` that masked gradient is returned too (the skip input's gradient of
 /// `relu(bn(x) + skip)`).
 #[allow(clippy::too_many_arguments)]
-fn bn_backward(
+pub(crate) fn bn_backward(
     x: &[f32],
     dy: &[f32],
     relu_output: Option<&[f32]>,
@@ -280,7 +280,7 @@ fn bn_backward(
     let len = b * c * s;
     assert!(x.len() == len && dy.len() == len);
     // dx is written whole below, so not zero-filled first.
-    let mut dx: Vec<f32> = Vec::with_capacity(len);
+    let mut dx = crate::kernels::output_buffer(len);
     let mut g_out = if want_masked { par_zeros(len) } else { Vec::new() };
     let rows = s.max(1);
     let row_pass = |row: usize, out: &mut [MaybeUninit<f32>], g: &mut [f32]| {

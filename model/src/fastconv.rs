@@ -169,7 +169,7 @@ fn from_rows(src: &[f32], c: usize, s: usize, dst: &mut [MaybeUninit<f32>]) {
 }
 
 /// Weight `[O, C, 3, 3]` -> matrix `[9 * C, O]`, row `tap * C + c`.
-fn weight_matrix(w: &[f32], o: usize, c: usize) -> Vec<f32> {
+pub(crate) fn weight_matrix(w: &[f32], o: usize, c: usize) -> Vec<f32> {
     assert_eq!(w.len(), o * c * 9);
     let mut m = vec![0.0; 9 * c * o];
     // Sequential writes; each output row gathers one (tap, c) column of the weight.
@@ -198,7 +198,7 @@ pub(crate) fn flex_f32(values: Vec<f32>, shape: Vec<usize>) -> FlexTensor {
 /// Forward kernel: `x` (`b` images of `c` channels in layout `from`), weight matrix
 /// `[9c, o]` -> `b` images of `o` channels in layout `to`.
 #[allow(clippy::too_many_arguments)]
-fn conv3x3_kernel(x: &[f32], wm: &[f32], b: usize, c: usize, o: usize, h: usize, w: usize, from: ImageLayout, to: ImageLayout) -> Vec<f32> {
+pub(crate) fn conv3x3_kernel(x: &[f32], wm: &[f32], b: usize, c: usize, o: usize, h: usize, w: usize, from: ImageLayout, to: ImageLayout) -> Vec<f32> {
     let s = h * w;
     let n = b * o * s;
     let g = group_size(b);
@@ -214,7 +214,7 @@ fn conv3x3_kernel(x: &[f32], wm: &[f32], b: usize, c: usize, o: usize, h: usize,
         return match to {
             ImageLayout::Nhwc => rows_out,
             ImageLayout::Nchw => {
-                let mut out: Vec<f32> = Vec::with_capacity(n);
+                let mut out = crate::kernels::output_buffer(n);
                 from_rows(&rows_out, o, s, &mut out.spare_capacity_mut()[..n]);
                 // SAFETY: from_rows asserts that it writes all of its n-element destination.
                 unsafe { out.set_len(n) };
@@ -224,7 +224,7 @@ fn conv3x3_kernel(x: &[f32], wm: &[f32], b: usize, c: usize, o: usize, h: usize,
     }
     // Written whole below, so not zero-filled first (a memset of every activation was 5%
     // of a training step).
-    let mut out: Vec<f32> = Vec::with_capacity(n);
+    let mut out = crate::kernels::output_buffer(n);
     let conv = WinogradConv::new(c, o, wm, &vec![0.0; o]);
     // Each image is contiguous in both layouts, so groups of whole images split both.
     x.par_chunks(g * c * s).zip(out.spare_capacity_mut()[..n].par_chunks_mut(g * o * s)).for_each(|(xg, og)| {

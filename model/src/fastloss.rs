@@ -150,22 +150,23 @@ fn row_sum(a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f32) -> f64 {
     total
 }
 
-/// Per row: (log-sum-exp of the effective logits, row loss, target mass). `buf` is scratch.
-#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2+fma"))]
-fn row_forward(l: &[f32], t: &[f32], m: Option<&[f32]>, buf: &mut Vec<f32>) -> (f32, f64, f64) {
-    let e = effective_row(l, m, buf);
-    let max = row_max(e);
-    let mass = row_sum(t, t, |ti, _| ti);
-    let dot = row_sum(t, e, |ti, ei| ti * ei);
-    // e is not needed after this: its exponentials replace it (a plain loop vectorises).
-    for v in e.iter_mut() {
-        *v = exp_f32(*v - max);
+crate::simd::multiversioned! {
+    /// Per row: (log-sum-exp of the effective logits, row loss, target mass). `buf` is scratch.
+    fn row_forward(l: &[f32], t: &[f32], m: Option<&[f32]>, buf: &mut Vec<f32>) -> (f32, f64, f64) {
+        let e = effective_row(l, m, buf);
+        let max = row_max(e);
+        let mass = row_sum(t, t, |ti, _| ti);
+        let dot = row_sum(t, e, |ti, ei| ti * ei);
+        // e is not needed after this: its exponentials replace it (a plain loop vectorises).
+        for v in e.iter_mut() {
+            *v = exp_f32(*v - max);
+        }
+        let lse = max as f64 + row_sum(e, e, |p, _| p).ln();
+        (lse as f32, mass * lse - dot, mass)
     }
-    let lse = max as f64 + row_sum(e, e, |p, _| p).ln();
-    (lse as f32, mass * lse - dot, mass)
 }
 
-fn forward(l: &[f32], t: &[f32], m: Option<&[f32]>, rows: usize, cols: usize) -> (f32, Vec<f32>, f32) {
+pub(crate) fn forward(l: &[f32], t: &[f32], m: Option<&[f32]>, rows: usize, cols: usize) -> (f32, Vec<f32>, f32) {
     let per_row: Vec<(f32, f64, f64)> = (0..rows)
         .into_par_iter()
         .map_init(Vec::new, |buf, r| {
@@ -178,32 +179,33 @@ fn forward(l: &[f32], t: &[f32], m: Option<&[f32]>, rows: usize, cols: usize) ->
     (loss as f32, per_row.iter().map(|r| r.0).collect(), mass as f32)
 }
 
-/// One row's gradient `(T·softmax(e) − t)·scale` into `out` (every element written).
-#[multiversion::multiversion(targets("x86_64+avx512f+avx512vl", "x86_64+avx2+fma"))]
-fn row_backward(out: &mut [MaybeUninit<f32>], lr: &[f32], tr: &[f32], mr: Option<&[f32]>, lse: f32, scale: f32) {
-    let k = row_sum(tr, tr, |ti, _| ti) as f32 * scale;
-    // One loop per case (no per-element branch), so each vectorises.
-    match mr {
-        Some(mr) => {
-            for (((o, &lv), &mv), &tv) in out.iter_mut().zip(lr).zip(mr).zip(tr) {
-                o.write(k * exp_f32(lv + (mv - 1.0) * ILLEGAL - lse) - scale * tv);
+crate::simd::multiversioned! {
+    /// One row's gradient `(T·softmax(e) − t)·scale` into `out` (every element written).
+    fn row_backward(out: &mut [MaybeUninit<f32>], lr: &[f32], tr: &[f32], mr: Option<&[f32]>, lse: f32, scale: f32) {
+        let k = row_sum(tr, tr, |ti, _| ti) as f32 * scale;
+        // One loop per case (no per-element branch), so each vectorises.
+        match mr {
+            Some(mr) => {
+                for (((o, &lv), &mv), &tv) in out.iter_mut().zip(lr).zip(mr).zip(tr) {
+                    o.write(k * exp_f32(lv + (mv - 1.0) * ILLEGAL - lse) - scale * tv);
+                }
             }
-        }
-        None => {
-            for ((o, &lv), &tv) in out.iter_mut().zip(lr).zip(tr) {
-                o.write(k * exp_f32(lv - lse) - scale * tv);
+            None => {
+                for ((o, &lv), &tv) in out.iter_mut().zip(lr).zip(tr) {
+                    o.write(k * exp_f32(lv - lse) - scale * tv);
+                }
             }
         }
     }
 }
 
 #[allow(clippy::too_many_arguments)]
-fn backward(l: &[f32], t: &[f32], m: Option<&[f32]>, lse: &[f32], mass: f32, upstream: f32, rows: usize, cols: usize) -> Vec<f32> {
+pub(crate) fn backward(l: &[f32], t: &[f32], m: Option<&[f32]>, lse: &[f32], mass: f32, upstream: f32, rows: usize, cols: usize) -> Vec<f32> {
     let scale = upstream / mass;
     let len = rows * cols;
     assert!(l.len() == len && t.len() == len);
     // Written whole below, so not zero-filled first.
-    let mut dl: Vec<f32> = Vec::with_capacity(len);
+    let mut dl = crate::kernels::output_buffer(len);
     dl.spare_capacity_mut()[..len].par_chunks_mut(cols.max(1)).enumerate().for_each(|(r, out)| {
         let at = r * cols;
         let (lr, tr) = (&l[at..at + cols], &t[at..at + cols]);

@@ -218,6 +218,19 @@ pub(crate) fn conv_all(conv: ConvWeights<'_>, input: &[f32], h: usize, w: usize,
     });
 }
 
+/// An empty vector with room for `len` f32, for a kernel that writes every one of them
+/// through `spare_capacity_mut` and then calls `set_len` (not zero-filled first: a memset of
+/// every activation was 5% of a training step). In tests it arrives full of NaN, so an
+/// element a kernel leaves unwritten is a NaN in its output, which the tests' comparisons
+/// against a reference catch (`testutil::max_abs_diff` is NaN if either side has one).
+pub(crate) fn output_buffer(len: usize) -> Vec<f32> {
+    #[allow(unused_mut)]
+    let mut v = Vec::with_capacity(len);
+    #[cfg(test)]
+    v.spare_capacity_mut()[..len].fill(std::mem::MaybeUninit::new(f32::NAN));
+    v
+}
+
 /// A zero-filled buffer, filled in parallel: a serial `vec![0.0; n]` of an activation was a
 /// visible part of the training step's serial time.
 pub(crate) fn par_zeros(n: usize) -> Vec<f32> {

@@ -22,6 +22,7 @@ pub mod fold;
 pub mod infer;
 mod kernels;
 pub mod net;
+mod simd;
 pub mod store;
 pub mod tensor_util;
 pub mod train;
@@ -39,5 +40,7 @@ pub use net::{Net, NetOutput};
 pub use store::{load_inference, load_model, read_manifest, save_model, save_model_tagged, GameTag, ModelIoError};
 pub use train::{LossStats, TrainBatch, TrainConfig, TrainStep};
 pub use wdl::Wdl;
+#[cfg(test)]
+mod kernel_tests;
 #[cfg(test)]
 mod testutil;

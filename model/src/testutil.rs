@@ -55,8 +55,10 @@ pub fn trained_tiny_net(steps: usize) -> Net {
     net
 }
 
-/// Largest absolute difference.
+/// Largest absolute difference; NaN if either side has a NaN anywhere (so that `diff <
+/// tolerance` fails on an element a kernel left unwritten: see
+/// `kernels::output_buffer`). (`f32::max` would drop it: `0.0f32.max(NaN)` is 0.)
 pub fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len());
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, |m, d| if m.is_nan() || d.is_nan() { f32::NAN } else { m.max(d) })
 }

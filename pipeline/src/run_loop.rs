@@ -402,7 +402,7 @@ pub fn evaluate_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) ->
         if gen == 0 && !has_model(run, 0) {
             format!("uniform,sims={sims}{mate},name=gen-0-uniform")
         } else {
-            format!("checkpoint:{},sims={sims}{mate},name=gen-{gen}", run.model(gen).display())
+            format!("checkpoint:{},sims={sims}{mate},name=gen-{gen}", arena::spec::quote(&run.model(gen).to_string_lossy()))
         }
     };
     let spec = |opponent: String, pairs: u32, salt: u64| MatchSpec {

@@ -29,8 +29,7 @@ fn check_position(pos: &Position, oracle: &Reference) {
     }
     let mut captures = rules::MoveList::new();
     pos.generate_captures(&mut captures);
-    let expected: Vec<_> =
-        moves.iter().copied().filter(|&m| matches!(m.kind(), rules::MoveKind::Board { to, .. } if pos.piece_at(to).is_some())).collect();
+    let expected: Vec<_> = moves.iter().copied().filter(|&m| matches!(m.kind(), rules::MoveKind::Board { to, .. } if pos.piece_at(to).is_some())).collect();
     assert_eq!(captures.as_slice(), expected.as_slice(), "captures generated alone differ in {sfen}");
     assert_eq!(pos.key(), pos.compute_key(), "incremental key differs from recomputed key in {sfen}");
     let reparsed = Position::from_sfen(v, &sfen).unwrap_or_else(|e| panic!("own SFEN {sfen} does not parse: {e}"));

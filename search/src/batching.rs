@@ -51,6 +51,9 @@ impl Default for BatchingConfig {
 pub struct BatchingStats {
     pub batches: u64,
     pub positions: u64,
+    /// Batches that left at the deadline with fewer positions waiting than the target
+    /// (the rest left because the target was reached).
+    pub deadline_batches: u64,
     /// Seconds inside the evaluator (the device busy), and since the queue started.
     pub busy_seconds: f64,
     pub elapsed_seconds: f64,
@@ -228,7 +231,13 @@ fn serve<G: SearchGame, E: Evaluator<G>>(shared: &Shared<G>, inner: &E) {
                 if let Some(oldest) = s.calls.front().map(|c| c.since) {
                     let deadline = oldest + Duration::from_secs_f64(s.stats.deadline_seconds);
                     let now = Instant::now();
-                    if s.waiting_positions as f64 >= s.stats.target.min(config.max_batch as f64) || now >= deadline {
+                    // The target is checked first: a batch whose target is reached counts
+                    // as such even when the server came late (a busy machine).
+                    if s.waiting_positions as f64 >= s.stats.target.min(config.max_batch as f64) {
+                        break;
+                    }
+                    if now >= deadline {
+                        s.stats.deadline_batches += 1;
                         break;
                     }
                     s = shared.wake.wait_timeout(s, deadline - now).unwrap_or_else(|e| e.into_inner()).0;
