@@ -92,6 +92,8 @@ fn tune_runs_resumes_and_writes_the_tuned_spec() {
     // A bad row names itself.
     let (ok, _, err) = copper(&["tune", "--player", "alphabeta,depth=1", "--param", "board.rook,1000,1500,500,50,0.1", "--out", "/nonexistent/x"]);
     assert!(!ok && err.contains("--param") && err.contains("below max"), "{err}");
+}
+
 /// Numeric flags that do not fit are refused naming the flag, before any game: they used
 /// to be cast (`-3` moves became 0, a centipawn count past i32 wrapped, a timeout in
 /// seconds overflowed when made milliseconds).
