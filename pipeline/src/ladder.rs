@@ -59,9 +59,9 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     // Generations play with their self-play's search. The anchors stay as given (plain
     // `uniform` is the fixed zero of every ladder); with the mate check on, the uniform
     // search with it is rated too, so the scale shows what the check alone is worth.
-    let mate = if cfg.selfplay.mate_in_one { ",mate=on" } else { "" };
+    let keys = cfg.selfplay.search_spec_keys();
     let mut players: Vec<String> =
-        gens.iter().map(|&g| format!("checkpoint:{},sims={sims}{mate},name=gen-{g}", arena::spec::quote(&run.model(g).to_string_lossy()))).collect();
+        gens.iter().map(|&g| format!("checkpoint:{},sims={sims}{keys},name=gen-{g}", arena::spec::quote(&run.model(g).to_string_lossy()))).collect();
     if cfg.selfplay.mate_in_one && opts.anchors.is_empty() {
         players.push(format!("uniform,sims={sims},mate=on,name=uniform-{sims}-mate"));
     }

@@ -95,16 +95,25 @@ pub fn selfplay_evaluator(cfg: &RunConfig, dir: &Path) -> Result<SelfplayEvaluat
     if device == model::DeviceSpec::Cpu {
         let net = model::load_inference(dir)?;
         let eval = NetEvaluator::new(net, variant).map_err(named)?.serial(cfg.threads > 1);
-        return Ok((with_cache(eval, cfg.selfplay.cache_entries), None));
+        return Ok((with_cache(with_qmix(eval, cfg, variant), cfg.selfplay.cache_entries), None));
     }
     let eval = neteval::load_on(dir, variant, device)?;
-    Ok(batched(eval, cfg))
+    Ok(batched(eval, cfg, variant))
+}
+
+/// `eval` with `selfplay.qmix` of the quiescence score mixed into its values, when set.
+fn with_qmix<E: Evaluator<Game> + 'static>(eval: E, cfg: &RunConfig, variant: &'static rules::Variant) -> Box<dyn Evaluator<Game>> {
+    if cfg.selfplay.qmix > 0.0 {
+        Box::new(arena::qmix::QuiescenceMix::new(std::sync::Arc::new(eval), variant, cfg.selfplay.qmix, cfg.selfplay.qscale))
+    } else {
+        Box::new(eval)
+    }
 }
 
 /// `eval` behind a batching queue sized for every worker's games in flight, then the cache.
-fn batched<E: Evaluator<Game> + 'static>(eval: E, cfg: &RunConfig) -> SelfplayEvaluator {
+fn batched<E: Evaluator<Game> + 'static>(eval: E, cfg: &RunConfig, variant: &'static rules::Variant) -> SelfplayEvaluator {
     let queue = selfplay_queue(eval, cfg);
-    (with_cache(queue.clone(), cfg.selfplay.cache_entries), Some(queue))
+    (with_cache(with_qmix(queue.clone(), cfg, variant), cfg.selfplay.cache_entries), Some(queue))
 }
 
 /// The batching queue of self-play on an accelerator: one batch can hold every worker's
@@ -398,11 +407,12 @@ pub fn evaluate_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) ->
     // fixed reference every run's vs-uniform column is measured against; the ladder
     // rates the uniform search with the mate check as well.
     let mate = if cfg.selfplay.mate_in_one { ",mate=on" } else { "" };
+    let keys = cfg.selfplay.search_spec_keys();
     let player = |gen: u32| {
         if gen == 0 && !has_model(run, 0) {
             format!("uniform,sims={sims}{mate},name=gen-0-uniform")
         } else {
-            format!("checkpoint:{},sims={sims}{mate},name=gen-{gen}", arena::spec::quote(&run.model(gen).to_string_lossy()))
+            format!("checkpoint:{},sims={sims}{keys},name=gen-{gen}", arena::spec::quote(&run.model(gen).to_string_lossy()))
         }
     };
     let spec = |opponent: String, pairs: u32, salt: u64| MatchSpec {
@@ -570,7 +580,7 @@ mod tests {
         let model_dir = dir.path().join("model");
         neteval::save_random_model(variant, &model_dir, 1, 8, 3).unwrap();
         let net = model::DeviceNet::load(&model_dir, model::DeviceSpec::Cpu).unwrap();
-        let (evaluator, queue) = batched(NetEvaluator::on_device(net, variant).unwrap(), &cfg);
+        let (evaluator, queue) = batched(NetEvaluator::on_device(net, variant).unwrap(), &cfg, variant);
         let queue = queue.unwrap();
         let out = dir.path().join("games");
         let job = SelfplayJob { variant, config: cfg.selfplay.clone(), generation: 1, out_dir: out.clone(), game_ids: (0..6).collect(), threads: 2, seed: 5 };

@@ -48,6 +48,13 @@ pub struct SelfplayConfig {
     /// Runs whose saved config predates this key resume without it.
     #[serde(default)]
     pub mate_in_one: bool,
+    /// Share of the alpha-beta baseline's quiescence score in every leaf value (0: the
+    /// network's value alone; see `arena::qmix`). The pipeline wraps the network in it.
+    #[serde(default)]
+    pub qmix: f32,
+    /// Logistic scale, in centipawns, mapping that score to a value.
+    #[serde(default = "default_qscale")]
+    pub qscale: f64,
     /// Where the self-play network runs: "cpu" (each worker its own batch, the folded
     /// CPU kernels) or an accelerator ("cuda", "cuda:N", "wgpu"), which the workers share
     /// through a batching queue. Parsed and checked by the pipeline (`model::DeviceSpec`).
@@ -57,6 +64,10 @@ pub struct SelfplayConfig {
 
 fn cpu() -> String {
     "cpu".into()
+}
+
+fn default_qscale() -> f64 {
+    1000.0
 }
 
 impl Default for SelfplayConfig {
@@ -77,6 +88,8 @@ impl Default for SelfplayConfig {
             starts: Vec::new(),
             cache_entries: 50_000,
             mate_in_one: false,
+            qmix: 0.0,
+            qscale: default_qscale(),
             device: cpu(),
         }
     }
@@ -111,6 +124,12 @@ impl SelfplayConfig {
         if self.gumbel_m < 2 {
             return bad("gumbel_m", "must be at least 2".into());
         }
+        if !(0.0..=1.0).contains(&self.qmix) {
+            return bad("qmix", format!("{} is outside 0..=1", self.qmix));
+        }
+        if !(self.qscale.is_finite() && self.qscale > 0.0) {
+            return bad("qscale", format!("{} must be a positive number of centipawns", self.qscale));
+        }
         if !(1..=65_535).contains(&self.max_plies) {
             return bad("max_plies", format!("{} is outside 1..=65535", self.max_plies));
         }
@@ -123,5 +142,18 @@ impl SelfplayConfig {
         c.gumbel_m = self.gumbel_m as usize;
         c.mate_in_one = self.mate_in_one;
         c
+    }
+
+    /// The player-spec keys that make an arena player search as self-play does:
+    /// `,mate=on` and `,qmix=X,qscale=Y` where set.
+    pub fn search_spec_keys(&self) -> String {
+        let mut s = String::new();
+        if self.mate_in_one {
+            s += ",mate=on";
+        }
+        if self.qmix > 0.0 {
+            s += &format!(",qmix={},qscale={}", self.qmix, self.qscale);
+        }
+        s
     }
 }
