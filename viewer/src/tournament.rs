@@ -56,7 +56,8 @@ pub fn add_games(page: &mut PageData, path: &Path, results: &[JobResult], prefix
     for r in results {
         for (h, hand) in r.hands.iter().enumerate() {
             let hand_text = if r.hands.len() > 1 { format!(", hand {}", h + 1) } else { String::new() };
-            let title = format!("{prefix}game {}{hand_text}: {} - {}", r.job.id, hand.record.black, hand.record.white);
+            let opening = if r.opening.is_empty() { String::new() } else { format!(" ({})", r.opening) };
+            let title = format!("{prefix}game {}{hand_text}{opening}: {} - {}", r.job.id, hand.record.black, hand.record.white);
             let view = GameView::from_record(&hand.record, title).map_err(|source| ViewError::Game {
                 path: path.to_path_buf(),
                 game: format!("{}{hand_text}", r.job.id),

@@ -234,3 +234,66 @@ fn bad_sources_are_typed_errors_naming_the_place() {
     let e = viewer::games_page(&jsonl, Variant::builtin("shogi").unwrap()).unwrap_err().to_string();
     assert!(e.contains("g.jsonl") && e.contains("line 1"), "{e}");
 }
+
+#[test]
+fn the_run_page_shows_self_play_games_from_their_shards_and_evaluation_games() {
+    use rand::prelude::*;
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    let quick = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quick.toml")).unwrap();
+    std::fs::create_dir_all(run.join("selfplay/gen-0001")).unwrap();
+    std::fs::write(run.join("config.toml"), quick).unwrap();
+    let v = Variant::builtin("minishogi").unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let mut games = Vec::new();
+    let mut lines = String::new();
+    for id in 0..3u64 {
+        // A random game, its positions recorded as self-play records them.
+        let mut game = Game::new(Position::start(v), Some(60));
+        let mut recs = Vec::new();
+        while !game.is_over() {
+            let moves = game.legal_moves();
+            let m = *moves.iter().collect::<Vec<_>>().choose(&mut rng).unwrap();
+            recs.push(records::Record {
+                sfen: game.position().to_sfen(),
+                repetitions: 1,
+                ply: game.ply() as u16,
+                max_plies: 60,
+                policy: Vec::new(),
+                full_search: false,
+                search_value: 0.5,
+                result: 0,
+                start: "sfen".into(),
+                game_id: id,
+            });
+            game.play(*m).unwrap();
+        }
+        let header = records::ShardHeader { variant: v.name.clone(), options: Vec::new(), planes_version: 1, action_version: 1, generation: 1, games: 1 };
+        records::write_shard(&selfplay::shard_path(&run.join("selfplay/gen-0001"), id), &header, &recs).unwrap();
+        lines += &format!("{{\"game_id\":{id},\"start\":\"sfen\",\"plies\":{},\"black_result\":0,\"ending\":\"max-plies\",\"resign_disabled\":false,\"would_resign\":false,\"false_resignation\":false,\"full_searches\":0,\"prior_entropy_sum\":0.0,\"improvement_kl_sum\":0.0,\"simulations\":0}}\n", recs.len());
+        // The page shows the recorded positions: the last move (after the last record) is not there.
+        let mut r = arena::record::GameRecord::from_game(&game, None, "", "");
+        r.moves.truncate(recs.len() - 1);
+        r.max_plies = None;
+        games.push(r);
+    }
+    std::fs::write(run.join("selfplay/gen-0001/games.jsonl"), lines).unwrap();
+    std::fs::write(run.join("summary.tsv"), "generation\tgames\n1\t3\n").unwrap();
+    std::fs::create_dir_all(run.join("plots")).unwrap();
+    std::fs::write(
+        run.join("plots/losses.svg"),
+        "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\"><text>loss-plot</text></svg>",
+    )
+    .unwrap();
+    let results = tournament("minishogi", 1, &run.join("eval/gen-0001/anchor"));
+
+    let page = write(&run, "index.html", &viewer::run_page(&run, 2).unwrap());
+    let mut records: Vec<&arena::record::GameRecord> = games.iter().take(2).collect();
+    records.extend(results.iter().take(2).map(|r| &r.hands[0].record));
+    let expected = expected_lines(&records);
+    check_selftest(&page, &expected);
+    let dom = dump_dom(&page, "");
+    assert!(dom.contains("loss-plot") && dom.contains("gen 1 self-play game 0") && dom.contains("max-plies"), "plots inline, games titled");
+    // The hook of the loop and the study: the directory's page rewritten in place.
+    assert_eq!(viewer::refresh_page(&run, 2).unwrap(), run.join("index.html"));
+}
