@@ -11,7 +11,7 @@ pub enum ViewError {
         source: std::io::Error,
     },
     /// The source is none of the kinds `copper view` reads.
-    #[error("{}: not a tournament directory (tournament.toml), a balance study (study.toml), a run directory (config.toml and selfplay/), a game file (.jsonl, .sfen, .txt) or a shard", .path.display())]
+    #[error("{}: not a tournament directory (tournament.toml), a balance study (study.toml), a run directory (config.toml and selfplay/), a game file (.jsonl, .kifu, .csa, .sfen, .txt) or a shard", .path.display())]
     UnknownSource { path: PathBuf },
     /// A file that is there but cannot be read as what it should be.
     #[error("{}: {problem}", .path.display())]

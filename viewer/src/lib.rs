@@ -1,7 +1,7 @@
 //! `copper view`: one self-contained HTML file for a source of games — an arena
 //! tournament directory, a balance study directory, a training run directory, or a file
 //! of games (JSON Lines game records or arena results, `sfen … moves …` lines, a
-//! self-play shard).
+//! self-play shard, a KIF or CSA record).
 //!
 //! A leaf above the readers (`rules`, `records`, `arena`, `balance`, `pipeline`), below
 //! `cli`. It never re-implements the rules: every position a page shows is computed here
@@ -104,8 +104,9 @@ pub fn run_page(dir: &Path, sample: usize) -> Result<String, ViewError> {
 }
 
 /// The page of a file of games: JSON Lines of game records (`.jsonl`, also a
-/// tournament's `results.jsonl`), one self-play shard (`.shard`), or lines `sfen <SFEN>
-/// [moves …]` / `position …` of `variant` (any other file; `#` starts a comment).
+/// tournament's `results.jsonl`), one self-play shard (`.shard`), a standard shogi KIF
+/// (`.kif`, `.kifu`, UTF-8) or CSA (`.csa`) record, or lines `sfen <SFEN> [moves …]` /
+/// `position …` of `variant` (any other file; `#` starts a comment).
 pub fn games_page(path: &Path, variant: &'static Variant) -> Result<String, ViewError> {
     Ok(page::render(&games_data(path, variant)?))
 }
@@ -122,7 +123,11 @@ pub fn games_data(path: &Path, variant: &'static Variant) -> Result<PageData, Vi
             page.push_game(v, view);
         }
         "kif" | "kifu" | "csa" => {
-            return Err(invalid(path, "KIF and CSA are written by the arena but not yet read (no reader exists); view the tournament's results.jsonl instead"));
+            // Standard shogi records, read by the arena's readers (UTF-8 text).
+            let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+            let record = if ext == "csa" { arena::record::csa::from_csa(&text) } else { arena::record::kif::from_kif(&text) };
+            let record = record.map_err(|source| ViewError::Game { path: path.to_path_buf(), game: "1".into(), source: Box::new(source) })?;
+            add_record(&mut page, path, &record, 1)?;
         }
         "jsonl" | "json" => {
             let text = std::fs::read_to_string(path).map_err(io_err(path))?;

@@ -297,3 +297,20 @@ fn the_run_page_shows_self_play_games_from_their_shards_and_evaluation_games() {
     // The hook of the loop and the study: the directory's page rewritten in place.
     assert_eq!(viewer::refresh_page(&run, 2).unwrap(), run.join("index.html"));
 }
+
+#[test]
+fn kif_and_csa_records_are_read_by_the_arenas_readers_and_shown() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("shogi");
+    let results = tournament("shogi", 1, &dir);
+    let first = results.iter().find(|r| r.job.id == 0).unwrap();
+    let expected = expected_lines(&[&first.hands[0].record]);
+    for ext in ["kifu", "csa"] {
+        let file = dir.join("games").join(format!("000000-1.{ext}"));
+        let page = write(tmp.path(), &format!("{ext}.html"), &viewer::games_page(&file, Variant::builtin("shogi").unwrap()).unwrap());
+        check_selftest(&page, &expected);
+    }
+    std::fs::write(tmp.path().join("bad.csa"), "PI\n+\n+7776FU\n-7776FU\n").unwrap();
+    let e = viewer::games_page(&tmp.path().join("bad.csa"), Variant::builtin("shogi").unwrap()).unwrap_err().to_string();
+    assert!(e.contains("bad.csa") && e.contains("ply 2"), "{e}");
+}
