@@ -64,18 +64,29 @@ pub fn page(dir: &Path, sample: usize) -> Result<PageData, ViewError> {
     let title = format!("Training run {} — {}", dir.display(), variant.title);
     let mut page = PageData::new("run", title, dir);
     let mut games_of_gen: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    let mut skipped = Vec::new();
 
     for (g, sp) in generations(&dir.join("selfplay")) {
         let endings: BTreeMap<u64, String> =
             records::jsonl::read::<GameLine>(&selfplay::games_path(&sp)).map_err(|e| invalid(&sp, e))?.into_iter().map(|l| (l.game_id, l.ending)).collect();
         for shard_path in files(&sp, "shard").into_iter().take(sample) {
-            let shard = records::read_shard(&shard_path).map_err(|e| invalid(&shard_path, e))?;
-            let Some(id) = shard.records.first().map(|r| r.game_id) else { continue };
-            let ending = endings.get(&id).cloned().unwrap_or_default();
-            let view =
-                GameView::from_shard_records(variant, &shard.records, format!("gen {g} self-play game {id}"), ending).map_err(|e| invalid(&shard_path, e))?;
-            let i = page.push_game(variant, view);
-            games_of_gen.entry(g).or_default().push(i);
+            // A shard that cannot be shown is named on the page, not the end of the page
+            // (the loop rewrites it while it runs).
+            let view = records::read_shard(&shard_path).map_err(|e| e.to_string()).and_then(|shard| {
+                let id = shard.records.first().map(|r| r.game_id).ok_or("no positions")?;
+                let ending = endings.get(&id).cloned().unwrap_or_default();
+                GameView::from_shard_records(variant, &shard.records, format!("gen {g} self-play game {id}"), ending)
+            });
+            match view {
+                Ok(view) => {
+                    let i = page.push_game(variant, view);
+                    games_of_gen.entry(g).or_default().push(i);
+                }
+                Err(e) => {
+                    tracing::warn!("{}: {e}", shard_path.display());
+                    skipped.push(format!("{}: {e}", shard_path.display()));
+                }
+            }
         }
     }
     for (g, ev) in generations(&dir.join("eval")) {
@@ -108,6 +119,9 @@ pub fn page(dir: &Path, sample: usize) -> Result<PageData, ViewError> {
             "Up to {sample} self-play games (from their shards: the values are the search's, Black's side) and {sample} evaluation games per opponent of every generation."
         ),
     });
+    if !skipped.is_empty() {
+        sections.push(Section::Text { title: "Self-play games not shown".into(), text: skipped.join("\n") });
+    }
     page.sections = sections;
     Ok(page)
 }
