@@ -305,7 +305,7 @@ pub fn from_csa(text: &str) -> Result<GameRecord, RecordError> {
             if line == "PI" {
                 board = Some(v.start_sfen.split_whitespace().next().unwrap_or_default().split('/').map(String::from).collect());
             } else if let Some(row) = line.strip_prefix('P').filter(|r| r.starts_with(|c: char| c.is_ascii_digit())) {
-                let rank = (row.as_bytes()[0] - b'1') as usize;
+                let rank = usize::from(row.as_bytes()[0]).wrapping_sub(usize::from(b'1'));
                 // A trailing empty cell may have lost its last space.
                 let mut cells: Vec<char> = row[1..].chars().collect();
                 cells.resize(cells.len().max(27), ' ');
@@ -320,7 +320,8 @@ pub fn from_csa(text: &str) -> Result<GameRecord, RecordError> {
                         empty += 1;
                         continue;
                     }
-                    let kind = kind_of_code(v, &cell[1..]).ok_or_else(|| bad(n, line, "unknown piece"))?;
+                    let code: String = cell.chars().skip(1).collect();
+                    let kind = kind_of_code(v, &code).ok_or_else(|| bad(n, line, "unknown piece"))?;
                     if empty > 0 {
                         sfen_row += &empty.to_string();
                         empty = 0;
@@ -360,7 +361,7 @@ pub fn from_csa(text: &str) -> Result<GameRecord, RecordError> {
             } else if line.starts_with('+') || line.starts_with('-') {
                 let p = pos.as_mut().ok_or_else(|| bad(n, line, "a move before the position"))?;
                 let body = &line[1..];
-                if body.len() != 6 {
+                if body.len() != 6 || !body.is_ascii() {
                     return Err(bad(n, line, "a move is a sign, two squares and a piece"));
                 }
                 let to = parse_square(v, &body[2..4]).ok_or_else(|| bad(n, line, "bad destination"))?;
