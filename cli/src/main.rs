@@ -523,7 +523,8 @@ fn run(cli: Cli) -> Result<()> {
             };
             let cfg = balance::StudyConfig::resolve(a.config.as_deref(), overrides)?;
             model::init_cpu_threads(cfg.effective_threads());
-            let report = balance::run_study(&cfg, &balance::RunOptions { show_progress: !a.quiet, stop_after: None })?;
+            // The study's page (`copper view`), rewritten every 50 games and at the end.
+            let report = balance::run_study(&cfg, &balance::RunOptions { show_progress: !a.quiet, stop_after: None, after_games: Some((50, refresh_page)) })?;
             print!("{}", balance::report::table(&report));
             refresh_page(&cfg.out_dir());
             println!("results in {}", cfg.out_dir().display());

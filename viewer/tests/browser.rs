@@ -207,7 +207,12 @@ fn the_tournament_page_shows_the_arenas_standings_and_the_study_page_its_cells()
         ..Default::default()
     };
     let cfg = balance::StudyConfig::resolve(None, overrides).unwrap();
-    balance::run_study(&cfg, &balance::RunOptions { show_progress: false, stop_after: None }).unwrap();
+    // The study's page rewritten every 3 games as it plays (the hook `copper balance` uses).
+    let hook: fn(&Path) = |d| {
+        viewer::refresh_page(d, 4).unwrap();
+    };
+    balance::run_study(&cfg, &balance::RunOptions { show_progress: false, stop_after: None, after_games: Some((3, hook)) }).unwrap();
+    assert!(study_dir.join("index.html").exists(), "written while the study played");
     let html = viewer::study_page(&study_dir).unwrap();
     let page = write(&study_dir, "index.html", &html);
     let results = arena::tournament::read_results(&study_dir.join("results.jsonl")).unwrap();
