@@ -31,7 +31,14 @@ pub struct RunOptions {
     /// flight still finish and are recorded): an interruption on purpose, for tests and
     /// for playing a study in slices.
     pub stop_after: Option<usize>,
+    /// `(k, f)`: call `f(study directory)` after every `k` games finished in this run,
+    /// with their results already in `results.jsonl` (`copper balance` rewrites the
+    /// study's page with it).
+    pub after_games: Option<(usize, AfterGames)>,
 }
+
+/// What [`RunOptions::after_games`] calls: the study directory.
+pub type AfterGames = fn(&Path);
 
 /// One game to play: its job id and where it starts.
 #[derive(Clone, Debug)]
@@ -183,6 +190,11 @@ pub fn play(
         let n = count.fetch_add(1, Ordering::Relaxed) + 1;
         if opts.stop_after.is_some_and(|k| n >= k) {
             stop.store(true, Ordering::Relaxed);
+        }
+        if let Some((k, after)) = opts.after_games {
+            if k > 0 && n.is_multiple_of(k) {
+                after(dir);
+            }
         }
     });
     pb.finish();

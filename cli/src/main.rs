@@ -180,6 +180,23 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
+    /// Write one self-contained HTML page (boards, moves, scores, tables, plots) for a
+    /// tournament directory, a balance study, a training run, or a file of games
+    /// (`.jsonl` records or results, `.shard`, `sfen … moves …` lines).
+    View {
+        /// The source: a directory (tournament, study or run) or a file of games.
+        source: std::path::PathBuf,
+        /// Where to write the page (default: `index.html` in a directory, `<file>.html`
+        /// beside a file).
+        #[arg(long, short = 'o')]
+        out: Option<std::path::PathBuf>,
+        /// The variant of `sfen … moves …` lines (other sources name theirs).
+        #[arg(long, short = 'v', default_value = "pocket-copper")]
+        variant: String,
+        /// Self-play and evaluation games shown per generation (and opponent) of a run.
+        #[arg(long, default_value_t = 4)]
+        sample: usize,
+    },
 }
 
 #[derive(clap::Args)]
@@ -543,7 +560,9 @@ fn run(cli: Cli) -> Result<()> {
                 cfg.selfplay.device = d.to_string();
             }
             cfg.validate()?;
-            pipeline::train_loop(&cfg, !quiet)?;
+            // The run's page (`copper view`), rewritten after every generation.
+            pipeline::train_loop_with(&cfg, !quiet, &mut |dir| refresh_page(dir))?;
+            refresh_page(&cfg.run_dir);
         }
         Command::Selfplay { config, model, games, out, quiet } => {
             let mut cfg = pipeline::RunConfig::load(&config)?;
@@ -614,14 +633,23 @@ fn run(cli: Cli) -> Result<()> {
             };
             let cfg = balance::StudyConfig::resolve(a.config.as_deref(), overrides)?;
             model::init_cpu_threads(cfg.effective_threads());
-            let report = balance::run_study(&cfg, &balance::RunOptions { show_progress: !a.quiet, stop_after: None })?;
+            // The study's page (`copper view`), rewritten every 50 games and at the end.
+            let report = balance::run_study(&cfg, &balance::RunOptions { show_progress: !a.quiet, stop_after: None, after_games: Some((50, refresh_page)) })?;
             print!("{}", balance::report::table(&report));
+            refresh_page(&cfg.out_dir());
             println!("results in {}", cfg.out_dir().display());
         }
         Command::Ladder { run, anchors, rounds, sims, threads, every, quiet } => {
             model::init_cpu_threads(threads);
             let opts = pipeline::ladder::LadderOptions { anchors, rounds, simulations: sims, threads, every };
             pipeline::ladder::run_ladder(&run, &opts, !quiet)?;
+        }
+        Command::View { source, out, variant, sample } => {
+            let variant = Variant::load(&variant, &[])?;
+            let html = viewer::page(&source, &viewer::ViewOptions { variant, sample })?;
+            let out = out.unwrap_or_else(|| viewer::default_output(&source));
+            viewer::write_page(&out, &html)?;
+            println!("written: {}", out.display());
         }
         Command::Variant { variant } => {
             let v = variant.load()?;
@@ -641,6 +669,14 @@ fn run(cli: Cli) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Rewrites a run's or a study's page (`index.html`); a failure is a warning, never the
+/// end of the run.
+fn refresh_page(dir: &std::path::Path) {
+    if let Err(e) = viewer::refresh_page(dir, 4) {
+        eprintln!("warning: page of {}: {e}", dir.display());
+    }
 }
 
 #[cfg(test)]

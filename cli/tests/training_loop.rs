@@ -61,6 +61,7 @@ fn a_tiny_loop_learns_to_beat_the_uniform_prior_search() {
         "selfplay/gen-0003/games.jsonl",
         "config.toml",
         "models/gen-0003/model.json",
+        "index.html",
     ] {
         assert!(dir.path().join(f).exists(), "{f} missing");
     }

@@ -425,10 +425,45 @@ fn checkpoint(scratch: &Path) -> Target {
 
 /// Every target; `root` is the repository (for the shipped configs), `scratch` a
 /// directory the file-based targets may write in.
+/// The arena's CSA and KIF readers: the first byte picks the format.
+fn game_records() -> Target {
+    let mut corpus = Vec::new();
+    for g in sample_games().iter().filter(|g| g.position().variant().name == "shogi") {
+        let r = arena::record::GameRecord::from_game(g, None, "black", "white");
+        for (i, text) in [r.to_csa(), r.to_kif()].into_iter().enumerate() {
+            let mut input = vec![i as u8];
+            input.extend_from_slice(text.expect("a shogi record writes").as_bytes());
+            corpus.push(input);
+        }
+    }
+    Target {
+        name: "game-records",
+        what: "arena::record::csa::from_csa and kif::from_kif; an accepted record replays in the rules engine",
+        corpus,
+        run: Box::new(|bytes| {
+            let Some((&i, rest)) = bytes.split_first() else { return false };
+            let t = text(rest);
+            let read = if i % 2 == 0 { arena::record::csa::from_csa(&t) } else { arena::record::kif::from_kif(&t) };
+            match read {
+                Ok(r) => {
+                    let v = r.load_variant().expect("a record read names shogi");
+                    r.to_game(v).expect("an accepted record replays");
+                    true
+                }
+                Err(e) => {
+                    assert!(!e.to_string().is_empty());
+                    false
+                }
+            }
+        }),
+    }
+}
+
 pub fn targets(root: &Path, scratch: &Path) -> Vec<Target> {
     vec![
         sfen(),
         usi_move(),
+        game_records(),
         usi_protocol(),
         variant_file(),
         config(root, scratch),

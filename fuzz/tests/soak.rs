@@ -13,7 +13,7 @@ fn root() -> std::path::PathBuf {
 fn every_target_accepts_its_seeds_and_survives_a_short_soak() {
     let scratch = tempfile::tempdir().unwrap();
     let all = targets(&root(), scratch.path());
-    assert_eq!(all.len(), 10);
+    assert_eq!(all.len(), 11);
     for t in &all {
         let seeds = t.corpus.len() as u64;
         let report = soak(t, 7, |n| n < seeds, |_| {});

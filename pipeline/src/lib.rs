@@ -11,4 +11,4 @@ pub mod run_dir;
 pub mod run_loop;
 
 pub use config::RunConfig;
-pub use run_loop::{bench_selfplay, standalone_selfplay, train_loop, RunDir};
+pub use run_loop::{bench_selfplay, standalone_selfplay, train_loop, train_loop_with, RunDir};

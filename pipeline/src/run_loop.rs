@@ -151,6 +151,12 @@ fn has_model(run: &RunDir, g: u32) -> bool {
 }
 
 pub fn train_loop(cfg: &RunConfig, show_progress: bool) -> Result<()> {
+    train_loop_with(cfg, show_progress, &mut |_| {})
+}
+
+/// [`train_loop`], calling `after_generation(run_dir)` once each generation's reports are
+/// written (e.g. to rewrite the run's page, `copper view`).
+pub fn train_loop_with(cfg: &RunConfig, show_progress: bool, after_generation: &mut dyn FnMut(&Path)) -> Result<()> {
     let run = RunDir(cfg.run_dir.clone());
     prepare(&run, cfg)?;
     model::init_cpu_threads(cfg.threads);
@@ -182,6 +188,7 @@ pub fn train_loop(cfg: &RunConfig, show_progress: bool) -> Result<()> {
         let line = summary_line(&Generation { generation: g, selfplay: sp, train: tr, eval: ev }, t.elapsed());
         println!("{line}");
         write_summary(&run, cfg)?;
+        after_generation(&run.0);
     }
     write_summary(&run, cfg)?;
     Ok(())

@@ -236,6 +236,156 @@ fn ending(end: Option<GameEnd>, to_move: Color) -> (String, String) {
     (token, comment)
 }
 
+/// The piece kind of a CSA code (`FU` … `RY`) in standard shogi.
+fn kind_of_code(v: &Variant, code: &str) -> Option<PieceKind> {
+    let token = match code {
+        "FU" => "P",
+        "KY" => "L",
+        "KE" => "N",
+        "GI" => "S",
+        "KI" => "G",
+        "KA" => "B",
+        "HI" => "R",
+        "OU" => "K",
+        "TO" => "+P",
+        "NY" => "+L",
+        "NK" => "+N",
+        "NG" => "+S",
+        "UM" => "+B",
+        "RY" => "+R",
+        _ => return None,
+    };
+    v.kind_by_token(token)
+}
+
+/// Square `77` → 7g (`None` off the board).
+fn parse_square(v: &Variant, s: &str) -> Option<rules::Square> {
+    let b = s.as_bytes();
+    if b.len() != 2 || !b[0].is_ascii_digit() || !b[1].is_ascii_digit() || b[0] == b'0' || b[1] == b'0' {
+        return None;
+    }
+    v.geometry.square_at((b[0] - b'1') as i8, (b[1] - b'1') as i8)
+}
+
+/// Reads CSA text of a standard shogi game (V2.2 or V3.0; the start as `PI` or `P1`…`P9`
+/// with `P+`/`P-` hands): names, moves (each checked by the rules engine), `'**`
+/// comments, the ending. An error names the line.
+pub fn from_csa(text: &str) -> Result<GameRecord, RecordError> {
+    let v = Variant::builtin("shogi")?;
+    let bad = |n: usize, line: &str, why: &str| RecordError::BadLine(format!("CSA line {}: {why}: '{line}'", n + 1));
+    let mut names = [String::new(), String::new()];
+    let mut board: Option<Vec<String>> = None;
+    let mut hands = String::new();
+    let mut start_sfen: Option<String> = None;
+    let mut pos: Option<Position> = None;
+    let mut moves = Vec::new();
+    let mut comments: Vec<Option<String>> = Vec::new();
+    let mut end = super::TextEnd::None;
+    for (n, raw) in text.lines().enumerate() {
+        // Comments and headers run to the end of the line; other statements may share one, split by commas.
+        let raw = raw.trim();
+        if let Some(c) = raw.strip_prefix("'**") {
+            if let Some(last) = comments.last_mut() {
+                *last = Some(c.trim().to_string());
+            }
+            continue;
+        }
+        if raw.starts_with('\'') || raw.starts_with('$') || raw.starts_with("N+") || raw.starts_with("N-") {
+            if let Some(name) = raw.strip_prefix("N+") {
+                names[0] = name.to_string();
+            } else if let Some(name) = raw.strip_prefix("N-") {
+                names[1] = name.to_string();
+            }
+            continue;
+        }
+        for line in raw.split(',').map(str::trim).filter(|l| !l.is_empty()) {
+            if line.starts_with('V') || line.starts_with('T') {
+                continue;
+            }
+            if line == "PI" {
+                board = Some(v.start_sfen.split_whitespace().next().unwrap_or_default().split('/').map(String::from).collect());
+            } else if let Some(row) = line.strip_prefix('P').filter(|r| r.starts_with(|c: char| c.is_ascii_digit())) {
+                let rank = usize::from(row.as_bytes()[0]).wrapping_sub(usize::from(b'1'));
+                // A trailing empty cell may have lost its last space.
+                let mut cells: Vec<char> = row[1..].chars().collect();
+                cells.resize(cells.len().max(27), ' ');
+                if rank >= 9 || cells.len() != 27 {
+                    return Err(bad(n, line, "a board row has nine 3-character cells"));
+                }
+                let mut sfen_row = String::new();
+                let mut empty = 0;
+                for cell in cells.chunks(3) {
+                    let cell: String = cell.iter().collect();
+                    if cell.trim() == "*" {
+                        empty += 1;
+                        continue;
+                    }
+                    let code: String = cell.chars().skip(1).collect();
+                    let kind = kind_of_code(v, &code).ok_or_else(|| bad(n, line, "unknown piece"))?;
+                    if empty > 0 {
+                        sfen_row += &empty.to_string();
+                        empty = 0;
+                    }
+                    let token = &v.kind(kind).token;
+                    sfen_row += &if cell.starts_with('-') { token.to_ascii_lowercase() } else { token.clone() };
+                }
+                if empty > 0 {
+                    sfen_row += &empty.to_string();
+                }
+                let b = board.get_or_insert_with(|| vec!["9".to_string(); 9]);
+                b[rank] = sfen_row;
+            } else if let Some(rest) = line.strip_prefix("P+").or_else(|| line.strip_prefix("P-")) {
+                let white = line.starts_with("P-");
+                for chunk in rest.as_bytes().chunks(4) {
+                    let code = std::str::from_utf8(chunk.get(2..).unwrap_or_default()).unwrap_or_default();
+                    let kind = kind_of_code(v, code).filter(|_| chunk.starts_with(b"00")).ok_or_else(|| bad(n, line, "a hand piece is 00 and a code"))?;
+                    let token = &v.kind(kind).token;
+                    hands += &if white { token.to_ascii_lowercase() } else { token.clone() };
+                }
+            } else if (line == "+" || line == "-") && pos.is_none() {
+                let rows = board.clone().ok_or_else(|| bad(n, line, "the side to move comes before the position"))?;
+                let side = if line == "+" { "b" } else { "w" };
+                let sfen = format!("{} {side} {} 1", rows.join("/"), if hands.is_empty() { "-" } else { &hands });
+                pos = Some(Position::from_sfen(v, &sfen).map_err(|source| RecordError::Sfen { sfen: sfen.clone(), source })?);
+                start_sfen = Some(sfen);
+            } else if let Some(token) = line.strip_prefix('%') {
+                use crate::ending::Ending as E;
+                end = match token {
+                    "TORYO" | "TSUMI" => super::TextEnd::MoverLost(E::Resignation),
+                    "TIME_UP" => super::TextEnd::MoverLost(E::TimeForfeit),
+                    "ILLEGAL_MOVE" => super::TextEnd::MoverLost(E::IllegalMove),
+                    "KACHI" => super::TextEnd::MoverWon(E::AdjudicatedWin),
+                    "SENNICHITE" | "HIKIWAKE" | "JISHOGI" | "MAX_MOVES" => super::TextEnd::Draw,
+                    _ => super::TextEnd::None,
+                };
+            } else if line.starts_with('+') || line.starts_with('-') {
+                let p = pos.as_mut().ok_or_else(|| bad(n, line, "a move before the position"))?;
+                let body = &line[1..];
+                if body.len() != 6 || !body.is_ascii() {
+                    return Err(bad(n, line, "a move is a sign, two squares and a piece"));
+                }
+                let to = parse_square(v, &body[2..4]).ok_or_else(|| bad(n, line, "bad destination"))?;
+                let kind = kind_of_code(v, &body[4..6]).ok_or_else(|| bad(n, line, "unknown piece"))?;
+                let usi = if &body[..2] == "00" {
+                    format!("{}*{}", v.kind(kind).token, v.geometry.square_name(to))
+                } else {
+                    let from = parse_square(v, &body[..2]).ok_or_else(|| bad(n, line, "bad origin"))?;
+                    let promote = p.piece_at(from).is_some_and(|piece| piece.kind != kind && v.kind(piece.kind).promotes_to == Some(kind));
+                    format!("{}{}{}", v.geometry.square_name(from), v.geometry.square_name(to), if promote { "+" } else { "" })
+                };
+                let m = p.parse_usi(&usi).map_err(|source| RecordError::IllegalMove { ply: moves.len() + 1, text: usi.clone(), source })?;
+                p.play_unchecked(m);
+                moves.push(usi);
+                comments.push(None);
+            } else {
+                return Err(bad(n, line, "not a CSA line"));
+            }
+        }
+    }
+    let start_sfen = start_sfen.ok_or_else(|| RecordError::BadLine("CSA: no start position (PI or P1..P9, then + or -)".into()))?;
+    super::record_from_text(v, start_sfen, moves, comments, names, end)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

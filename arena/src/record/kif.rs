@@ -286,6 +286,203 @@ fn ending(end: Option<GameEnd>, to_move: Color, n: usize) -> (&'static str, Stri
     }
 }
 
+/// Black's token of a piece name in KIF text (move text or a board diagram).
+fn token_of_name(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "歩" => "P",
+        "香" => "L",
+        "桂" => "N",
+        "銀" => "S",
+        "金" => "G",
+        "角" => "B",
+        "飛" => "R",
+        "玉" | "王" => "K",
+        "と" => "+P",
+        "成香" | "杏" => "+L",
+        "成桂" | "圭" => "+N",
+        "成銀" | "全" => "+S",
+        "馬" => "+B",
+        "龍" | "竜" => "+R",
+        _ => return None,
+    })
+}
+
+/// `一` … `十八` → 1 … 18.
+fn kanji_value(s: &str) -> Option<u32> {
+    let digit = |c: char| RANKS.iter().position(|&r| r == c).map(|i| i as u32 + 1);
+    let cs: Vec<char> = s.chars().collect();
+    match cs.as_slice() {
+        [] => Some(1),
+        ['十'] => Some(10),
+        ['十', d] => Some(10 + digit(*d)?),
+        [d] => digit(*d),
+        _ => None,
+    }
+}
+
+/// Reads KIF text (UTF-8) of a standard shogi game: the names, the start (a handicap name
+/// or a board diagram), the moves (each checked by the rules engine), `*` comments and
+/// the ending. An error names the line.
+pub fn from_kif(text: &str) -> Result<GameRecord, RecordError> {
+    let v = rules::Variant::builtin("shogi")?;
+    let bad = |n: usize, line: &str, why: &str| RecordError::BadLine(format!("KIF line {}: {why}: '{line}'", n + 1));
+    let mut names = [String::new(), String::new()];
+    let mut start: Option<String> = None;
+    let mut rows: Vec<String> = Vec::new();
+    let mut hands = [String::new(), String::new()];
+    let mut white_first = false;
+    let mut pos: Option<Position> = None;
+    let mut previous_to: Option<rules::Square> = None;
+    let mut moves = Vec::new();
+    let mut comments: Vec<Option<String>> = Vec::new();
+    let mut end = super::TextEnd::None;
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.trim_end_matches('\r');
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        if let Some(c) = line.strip_prefix('*') {
+            if let Some(last) = comments.last_mut() {
+                *last = Some(c.trim().to_string());
+            }
+            continue;
+        }
+        if let Some((key, value)) = line.split_once('：') {
+            match key {
+                "先手" | "下手" => names[0] = value.trim().to_string(),
+                "後手" | "上手" => names[1] = value.trim().to_string(),
+                "手合割" => {
+                    let (_, sfen) = HANDICAPS.iter().find(|(name, _)| *name == value.trim()).ok_or_else(|| bad(n, line, "unknown handicap"))?;
+                    start = Some(format!("{sfen} 1"));
+                }
+                "先手の持駒" | "後手の持駒" | "下手の持駒" | "上手の持駒" => {
+                    let side = usize::from(key.starts_with('後') || key.starts_with('上'));
+                    for item in value.split(['　', ' ']).filter(|s| !s.is_empty() && *s != "なし") {
+                        let mut cs = item.chars();
+                        let name: String = cs.next().into_iter().collect();
+                        let token = token_of_name(&name).ok_or_else(|| bad(n, line, "unknown hand piece"))?;
+                        let count = kanji_value(cs.as_str()).ok_or_else(|| bad(n, line, "bad count"))?;
+                        let t = if side == 1 { token.to_ascii_lowercase() } else { token.to_string() };
+                        hands[side] += &if count > 1 { format!("{count}{t}") } else { t };
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        if let Some(row) = line.strip_prefix('|') {
+            let cells: Vec<char> = row.chars().take(18).collect();
+            if cells.len() != 18 {
+                return Err(bad(n, line, "a diagram row has nine cells"));
+            }
+            let mut sfen_row = String::new();
+            let mut empty = 0;
+            for cell in cells.chunks(2) {
+                if cell[1] == '・' {
+                    empty += 1;
+                    continue;
+                }
+                let token = token_of_name(&cell[1].to_string()).ok_or_else(|| bad(n, line, "unknown piece"))?;
+                if empty > 0 {
+                    sfen_row += &empty.to_string();
+                    empty = 0;
+                }
+                sfen_row += &if cell[0] == 'v' { token.to_ascii_lowercase() } else { token.to_string() };
+            }
+            if empty > 0 {
+                sfen_row += &empty.to_string();
+            }
+            rows.push(sfen_row);
+            continue;
+        }
+        if line.starts_with("後手番") || line.starts_with("上手番") {
+            white_first = true;
+            continue;
+        }
+        // A move line: `   1 ７六歩(77)   ( 0:12/00:00:12)`.
+        let t = line.trim_start();
+        let Some(digits) = t.find(|c: char| !c.is_ascii_digit()).filter(|&i| i > 0) else { continue };
+        let body = t[digits..].trim_start_matches(' ');
+        let text = body.split(' ').next().unwrap_or_default();
+        if pos.is_none() {
+            let sfen = start.take().or_else(|| diagram_sfen(&rows, &hands, white_first)).unwrap_or_else(|| v.start_sfen.clone());
+            pos = Some(Position::from_sfen(v, &sfen).map_err(|source| RecordError::Sfen { sfen: sfen.clone(), source })?);
+            start = Some(sfen);
+        }
+        let p = pos.as_mut().expect("set above");
+        use crate::ending::Ending as E;
+        let ended = match text {
+            "投了" | "詰み" => Some(super::TextEnd::MoverLost(E::Resignation)),
+            "切れ負け" => Some(super::TextEnd::MoverLost(E::TimeForfeit)),
+            "反則負け" => Some(super::TextEnd::MoverLost(E::IllegalMove)),
+            "反則勝ち" => Some(super::TextEnd::MoverWon(E::IllegalMove)),
+            "入玉勝ち" => Some(super::TextEnd::MoverWon(E::AdjudicatedWin)),
+            "千日手" | "持将棋" => Some(super::TextEnd::Draw),
+            "中断" => Some(super::TextEnd::None),
+            _ => None,
+        };
+        if let Some(e) = ended {
+            end = e;
+            break;
+        }
+        let (dest, rest) = match text.strip_prefix('同') {
+            Some(rest) => (previous_to.ok_or_else(|| bad(n, line, "同 on the first move"))?, rest.trim_start_matches('　')),
+            None => {
+                let mut cs = text.chars();
+                let (Some(f), Some(r)) = (cs.next(), cs.next()) else { return Err(bad(n, line, "not a move")) };
+                let (Some(f), Some(r)) = (FILES.iter().position(|&x| x == f), RANKS.iter().position(|&x| x == r)) else {
+                    return Err(bad(n, line, "not a square"));
+                };
+                (v.geometry.square_at(f as i8, r as i8).expect("on a 9x9 board"), cs.as_str())
+            }
+        };
+        let (piece, from) = match rest.split_once('(') {
+            Some((piece, from)) => (piece, Some(from.trim_end_matches(')'))),
+            None => (rest, None),
+        };
+        let to = v.geometry.square_name(dest);
+        let usi = if let Some(name) = piece.strip_suffix('打') {
+            let token = token_of_name(name).filter(|t| !t.starts_with('+')).ok_or_else(|| bad(n, line, "unknown piece"))?;
+            format!("{token}*{to}")
+        } else {
+            let from = from.and_then(|f| {
+                let b = f.as_bytes();
+                (b.len() == 2 && b.iter().all(|c| (b'1'..=b'9').contains(c))).then(|| v.geometry.square_at((b[0] - b'1') as i8, (b[1] - b'1') as i8)).flatten()
+            });
+            let from = from.ok_or_else(|| bad(n, line, "no origin square (NN)"))?;
+            let (base, promote) = match piece.strip_suffix("不成") {
+                Some(base) => (base, false),
+                None => match piece.strip_suffix('成').filter(|b| token_of_name(b).is_some()) {
+                    Some(base) => (base, true),
+                    None => (piece, false),
+                },
+            };
+            let named = token_of_name(base).ok_or_else(|| bad(n, line, "unknown piece"))?;
+            if p.piece_at(from).map(|x| v.kind(x.kind).token.as_str()) != Some(named)
+                && !(named == "K" && p.piece_at(from).is_some_and(|x| v.kind(x.kind).royal))
+            {
+                return Err(bad(n, line, "the piece named is not on the origin square"));
+            }
+            format!("{}{to}{}", v.geometry.square_name(from), if promote { "+" } else { "" })
+        };
+        let m = p.parse_usi(&usi).map_err(|source| RecordError::IllegalMove { ply: moves.len() + 1, text: usi.clone(), source })?;
+        p.play_unchecked(m);
+        previous_to = Some(dest);
+        moves.push(usi);
+        comments.push(None);
+    }
+    let start = start.or_else(|| diagram_sfen(&rows, &hands, white_first)).unwrap_or_else(|| v.start_sfen.clone());
+    super::record_from_text(v, start, moves, comments, names, end)
+}
+
+/// The SFEN of a board diagram's nine rows and hands, `None` without a whole diagram.
+fn diagram_sfen(rows: &[String], hands: &[String; 2], white_first: bool) -> Option<String> {
+    (rows.len() == 9).then(|| {
+        let h = format!("{}{}", hands[0], hands[1]);
+        format!("{} {} {} 1", rows.join("/"), if white_first { "w" } else { "b" }, if h.is_empty() { "-" } else { &h })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

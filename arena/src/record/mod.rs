@@ -195,6 +195,44 @@ impl GameRecord {
     }
 }
 
+/// How a CSA or KIF record says its game ended, from the side on move at the end.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum TextEnd {
+    /// The side on move lost (resigned, mated, lost on time, played an illegal move).
+    MoverLost(Ending),
+    /// The side on move won (a declaration, the opponent's illegal move).
+    MoverWon(Ending),
+    Draw,
+    /// Unfinished or unknown.
+    None,
+}
+
+/// A record read from CSA or KIF text: the moves (USI) replayed by the rules engine; the
+/// ending the rules reach if they end the game, else the one the text states.
+pub(crate) fn record_from_text(
+    v: &'static Variant,
+    start_sfen: String,
+    moves: Vec<String>,
+    comments: Vec<Option<String>>,
+    names: [String; 2],
+    end: TextEnd,
+) -> Result<GameRecord, RecordError> {
+    let [black, white] = names;
+    let mut record = GameRecord::from_game(&Game::new(Position::start(v), None), None, &black, &white);
+    record.start_sfen = start_sfen;
+    record.moves = moves;
+    record.comments = if comments.iter().any(Option::is_some) { comments } else { Vec::new() };
+    let game = record.to_game(v)?;
+    let mover = game.position().side_to_move();
+    record.end = rules_end(&game).or(match end {
+        TextEnd::MoverLost(e) => Some(GameEnd::loss_of(mover, e)),
+        TextEnd::MoverWon(e) => Some(GameEnd::loss_of(!mover, e)),
+        TextEnd::Draw => Some(GameEnd { outcome: Outcome::Draw, ending: Ending::AdjudicatedDraw }),
+        TextEnd::None => None,
+    });
+    Ok(record)
+}
+
 /// The ending of a game that the rules have ended, `None` while it goes on.
 pub fn rules_end(game: &Game) -> Option<GameEnd> {
     game.result().map(|r| GameEnd { outcome: r.outcome, ending: Ending::Rules(r.reason) })
@@ -364,6 +402,46 @@ mod tests {
         assert_eq!(slash_time("2024-05-01 12:34:56").as_deref(), Some("2024/05/01 12:34:56"));
         assert_eq!(slash_time("yesterday"), None);
         assert_eq!(slash_time("2024-05-01"), None);
+    }
+
+    /// CSA and KIF written by the arena read back to the same game: random games with
+    /// captures, promotions and drops, from the start, a handicap and a diagram start.
+    #[test]
+    fn csa_and_kif_read_back_what_the_arena_writes() {
+        use rand::seq::IndexedRandom;
+        use rand::SeedableRng;
+        let v = shogi();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let starts = [
+            v.start_sfen.clone(),
+            "lnsgkgsnl/1r7/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 1".to_string(),
+            "lnsgk2nl/1r4gs1/p1pppp1pp/6p2/1p5P1/2P6/PP1PPPP1P/1SG4R1/LN2KGSNL b Bb 1".to_string(),
+        ];
+        for (i, start) in starts.iter().cycle().take(30).enumerate() {
+            let mut g = Game::new(Position::from_sfen(v, start).unwrap(), Some(160));
+            while !g.is_over() {
+                let moves = g.legal_moves();
+                let list: Vec<_> = moves.iter().copied().collect();
+                g.play(*list.choose(&mut rng).unwrap()).unwrap();
+            }
+            let mut r = GameRecord::from_game(&g, rules_end(&g).or(Some(GameEnd::loss_of(g.position().side_to_move(), Ending::Resignation))), "Sente", "Gote");
+            r.comments = (0..r.moves.len()).map(|k| (k % 3 == 0).then(|| format!("{:+}", k as i64 - 50))).collect();
+            for (format, back) in [("csa", csa::from_csa(&r.to_csa().unwrap())), ("kif", kif::from_kif(&r.to_kif().unwrap()))] {
+                let back = back.unwrap_or_else(|e| panic!("game {i} {format}: {e}"));
+                assert_eq!(back.moves, r.moves, "game {i} {format}");
+                assert!(
+                    sfen::same_sfen(&back.start_sfen, start) || back.start_sfen.split(' ').take(3).eq(start.split(' ').take(3)),
+                    "game {i} {format}: {} vs {start}",
+                    back.start_sfen
+                );
+                assert_eq!((back.black.as_str(), back.white.as_str()), ("Sente", "Gote"), "{format}");
+                assert_eq!(back.comments, r.comments, "game {i} {format}");
+                assert_eq!(back.end.map(|e| e.outcome), r.end.map(|e| e.outcome), "game {i} {format}");
+            }
+        }
+        assert!(matches!(csa::from_csa("PI\n+\n+7776FU\n-7776FU\n"), Err(RecordError::IllegalMove { ply: 2, .. })));
+        let e = kif::from_kif("手合割：平手\n   1 ７六歩(77)\n   2 ３四XX(33)\n").unwrap_err().to_string();
+        assert!(e.contains("line 3"), "{e}");
     }
 
     #[test]
