@@ -593,7 +593,15 @@ fn run(cli: Cli) -> Result<()> {
             let quiet = args.quiet;
             let cfg = (*args).config()?;
             model::init_cpu_threads(cfg.threads);
-            let report = arena::tournament::run(&cfg, !quiet)?;
+            // The page embeds every game, so it is rewritten every 20 games and at the end
+            // (each rewrite reads the whole results file); live.txt after every game.
+            let page = |p: &arena::live::Progress<'_>| -> std::io::Result<()> {
+                if p.done % 20 == 0 || p.done == p.total {
+                    viewer::refresh_page(p.dir, 0).map_err(std::io::Error::other)?;
+                }
+                Ok(())
+            };
+            let report = arena::tournament::run_with(&cfg, !quiet, &[&arena::live::write_live_text, &page])?;
             print!("{}", arena::report::table(&report));
             println!("results in {}", cfg.out_dir.display());
         }

@@ -168,4 +168,7 @@ fn a_model_path_with_commas_and_equals_signs_works() {
     // Named after the directory, `gen=1,sims=9`, not cut at its comma.
     assert!(table.contains("gen=1,sims=9-nodes=4"), "{table}");
     assert_eq!(std::fs::read_to_string(t.join("results.jsonl")).unwrap().lines().count(), 2);
+    // The tournament's page, written as it ends (viewer/tests/browser.rs checks what it shows).
+    let page = std::fs::read_to_string(t.join("index.html")).expect("copper arena writes its page");
+    assert!(page.contains("gen=1,sims=9-nodes=4"), "the page names the player");
 }
