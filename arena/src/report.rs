@@ -296,10 +296,14 @@ pub fn build(names: &[String], pairings: &[(usize, usize)], results: &[JobResult
     Report { players: names.to_vec(), games: results.len() as u64, pairings: pairings_stats, ratings, endings, anchor: names[anchor].clone() }
 }
 
+/// Elo of a score at the clamp ([`stats::elo_from_score`] of 0 or 1) or beyond: infinite
+/// in truth, so shown as `±inf`.
+const ELO_AT_CLAMP: f64 = 2399.0;
+
 fn fmt_elo(x: f64) -> String {
     // No "-0" for a zero-width interval at an even score.
     let x = if x.abs() < 0.5 { 0.0 } else { x };
-    if x.is_finite() {
+    if x.is_finite() && x.abs() < ELO_AT_CLAMP {
         format!("{x:+.0}")
     } else if x > 0.0 {
         "+inf".into()
@@ -307,6 +311,19 @@ fn fmt_elo(x: f64) -> String {
         "-inf".into()
     } else {
         "n/a".into()
+    }
+}
+
+/// A pairing's Elo with its interval from the game counts. A sweep has no finite Elo:
+/// it shows the bound of the score's Wilson interval instead (`> +248` for 16–0).
+fn elo_cell(p: &PairingStats) -> String {
+    let (lo, hi) = stats::wilson_interval(p.score, p.games as f64, stats::z_for_confidence(0.95));
+    if p.games > 0 && p.wins == p.games {
+        format!("> {} [{}, +inf]", fmt_elo(stats::elo_from_score(lo)), fmt_elo(stats::elo_from_score(lo)))
+    } else if p.games > 0 && p.losses == p.games {
+        format!("< {} [-inf, {}]", fmt_elo(stats::elo_from_score(hi)), fmt_elo(stats::elo_from_score(hi)))
+    } else {
+        format!("{} [{}, {}]", fmt_elo(p.elo), fmt_elo(p.elo_lo), fmt_elo(p.elo_hi))
     }
 }
 
@@ -325,7 +342,7 @@ pub fn table(r: &Report) -> String {
             p.games,
             format!("{}/{}/{}", p.wins, p.draws, p.losses),
             p.score,
-            format!("{} [{}, {}]", fmt_elo(p.elo), fmt_elo(p.elo_lo), fmt_elo(p.elo_hi)),
+            elo_cell(p),
             format!("[{}, {}]", fmt_elo(p.pentanomial_elo_lo), fmt_elo(p.pentanomial_elo_hi)),
             p.los,
             p.draw_ratio
@@ -444,6 +461,20 @@ mod tests {
         traded.push(game(6, 0.0));
         let text = table(&build(&names, &[(0, 1)], &traded, 1, 0.0, None));
         assert!(!text.contains("virtual draws"), "{text}");
+    }
+
+    #[test]
+    fn a_sweep_shows_an_elo_bound_not_the_clamp() {
+        let names = vec!["a".to_string(), "b".to_string()];
+        let swept: Vec<JobResult> = (0..16).map(|id| game(id, 1.0)).collect();
+        let text = table(&build(&names, &[(0, 1)], &swept, 1, 0.0, None));
+        // Hand-computed (pipeline/src/evaluation.rs): 16–0's Wilson lower bound is
+        // 1 / (1 + 3.841459/16) = 0.806392, whose Elo is +247.85.
+        assert!(text.contains("> +248 [+248, +inf]"), "{text}");
+        assert!(!text.contains("2400"), "{text}");
+        let lost: Vec<JobResult> = (0..16).map(|id| game(id, 0.0)).collect();
+        let text = table(&build(&names, &[(0, 1)], &lost, 1, 0.0, None));
+        assert!(text.contains("< -248 [-inf, -248]") && text.contains("[-inf, -inf]"), "{text}");
     }
 
     #[test]
