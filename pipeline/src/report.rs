@@ -4,6 +4,7 @@
 //! `policy.svg`, `time.svg`).
 
 use crate::config::RunConfig;
+use crate::evaluation::MatchResult;
 use crate::run_dir::{Generation, RunDir};
 use anyhow::Result;
 use arena::plot::{line_chart, Series, PALETTE};
@@ -95,6 +96,18 @@ fn f(x: f64, digits: usize) -> String {
 }
 
 /// One row of `summary.tsv` (columns as [`COLUMNS`]).
+/// The `anchor_elo` cell: a sweep has no finite Elo (the score's clamp would say ±2400),
+/// so it is written `inf` or `-inf`.
+fn anchor_elo(a: &MatchResult) -> String {
+    if a.wins == a.games {
+        "inf".into()
+    } else if a.losses == a.games {
+        "-inf".into()
+    } else {
+        f(a.elo(), 0)
+    }
+}
+
 fn row(g: &Generation) -> Vec<String> {
     let (sp, tr, ev) = (&g.selfplay, &g.train, &g.eval);
     let val = tr.validation.map(|v| v.map(|x| x as f64)).unwrap_or([f64::NAN; 3]);
@@ -132,7 +145,7 @@ fn row(g: &Generation) -> Vec<String> {
         anchor.map(|a| f(a.score(), 3)).unwrap_or_default(),
         anchor.map(|a| f(a.interval().0, 3)).unwrap_or_default(),
         anchor.map(|a| f(a.interval().1, 3)).unwrap_or_default(),
-        anchor.map(|a| f(a.elo(), 0)).unwrap_or_default(),
+        anchor.map(anchor_elo).unwrap_or_default(),
         f(cal.map(|c| c.all.constant_value_loss).unwrap_or(f64::NAN), 4),
         f(phase(0), 4),
         f(phase(1), 4),
@@ -296,6 +309,15 @@ fn write_plots(plots: &std::path::Path, gens: &[Generation]) -> Result<(), Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sweep_of_the_anchor_is_an_infinite_elo_not_the_clamp() {
+        let m = |wins, draws, losses| MatchResult { wins, draws, losses, games: wins + draws + losses, ..Default::default() };
+        assert_eq!(anchor_elo(&m(16, 0, 0)), "inf");
+        assert_eq!(anchor_elo(&m(0, 0, 16)), "-inf");
+        // 12–4: 400·log10(0.75/0.25) = 190.85.
+        assert_eq!(anchor_elo(&m(12, 0, 4)), "191");
+    }
 
     #[test]
     fn endings_most_frequent_first() {
