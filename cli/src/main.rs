@@ -148,6 +148,10 @@ enum Command {
         /// arena player), on unless turned off.
         #[arg(long, default_value = "on", value_parser = ["on", "off"])]
         mate_check: String,
+        /// With a model: the share of the alpha-beta's quiescence score in each leaf value
+        /// (`qmix=` of an arena player, at `qscale=1000`); 0 plays the network's value alone.
+        #[arg(long, default_value_t = 0.5)]
+        qmix: f32,
     },
     /// Balance research: each strength tier against itself from each start of the
     /// variant's start family; Black's score with intervals, significance tests between
@@ -605,16 +609,17 @@ fn run(cli: Cli) -> Result<()> {
             print!("{}", arena::report::table(&report));
             println!("results in {}", cfg.out_dir.display());
         }
-        Command::Usi { model, player, variant, nodes, mate_check } => {
+        Command::Usi { model, player, variant, nodes, mate_check, qmix } => {
+            let mix = if qmix > 0.0 { format!(",qmix={qmix},qscale=1000") } else { String::new() };
             let text = match (model, player) {
                 // Quoted: a directory's name may hold the spec's commas, `=` or `:`.
                 (Some(m), _) => {
                     let dir = m.to_str().with_context(|| format!("--model {}: the path is not UTF-8", m.display()))?;
-                    format!("checkpoint:{},mate={mate_check}", arena::spec::quote(dir))
+                    format!("checkpoint:{},mate={mate_check}{mix}", arena::spec::quote(dir))
                 }
                 (None, Some(p)) => p,
                 // The variant's shipped model (models/<variant>).
-                (None, None) => format!("checkpoint,mate={mate_check}"),
+                (None, None) => format!("checkpoint,mate={mate_check}{mix}"),
             };
             let spec = arena::PlayerSpec::parse(&text)?;
             let setup = arena::usi_server::EngineSetup { spec, variant: variant.variant.clone(), options: variant.options.clone(), default_nodes: nodes };
