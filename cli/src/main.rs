@@ -600,7 +600,7 @@ fn run(cli: Cli) -> Result<()> {
             // The page embeds every game, so it is rewritten every 20 games and at the end
             // (each rewrite reads the whole results file); live.txt after every game.
             let page = |p: &arena::live::Progress<'_>| -> std::io::Result<()> {
-                if p.done % 20 == 0 || p.done == p.total {
+                if p.done.is_multiple_of(20) || p.done == p.total {
                     viewer::refresh_page(p.dir, 0).map_err(std::io::Error::other)?;
                 }
                 Ok(())
