@@ -8,7 +8,9 @@
 //! `copper arena` runs (through [`crate::tournament::run`]), rewrites `DIR/live.txt`
 //! atomically (temporary file, fsync, rename), so that a reader never sees half a file:
 //!
-//!     watch -n 5 cat DIR/live.txt
+//! ```text
+//! watch -n 5 cat DIR/live.txt
+//! ```
 //!
 //! Another view (an HTML page, say) is one more hook at the same point.
 

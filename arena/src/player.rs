@@ -11,11 +11,11 @@
 use crate::baseline::{Baseline, Budget};
 use crate::limits::{think_time, ClockView, Limit};
 use crate::thought::{Score, Thought};
-use crate::usi_client::{BestMove, EngineConfig, UsiEngine};
 use rules::{Game, Move};
 use search::{EvalRequest, Evaluator, Search, SearchConfig};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use usi::client::{BestMove, EngineConfig, UsiEngine};
 
 /// What a player answered for one slot.
 #[derive(Clone, Debug)]

@@ -52,12 +52,12 @@
 use crate::baseline::{AlphaBeta, Baseline, Greedy, PieceValues, Random, ValueOverride, ValuePlace};
 use crate::limits::Limit;
 use crate::player::{BaselinePlayer, Player, SearchPlayer, UsiPlayer};
-use crate::usi_client::EngineConfig;
 use rules::{Game, Variant};
 use search::{Evaluator, RootPolicy, SearchConfig, UniformEvaluator};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+use usi::client::EngineConfig;
 
 #[derive(Debug, thiserror::Error)]
 #[error("player '{spec}': {problem}")]

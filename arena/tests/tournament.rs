@@ -222,7 +222,7 @@ fn random_openings_as_long_as_the_game_are_refused() {
 }
 
 fn engine(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/engines").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../usi/tests/engines").join(name)
 }
 
 #[test]

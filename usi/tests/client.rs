@@ -7,8 +7,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use arena::usi_client::{BestMove, EngineConfig, EngineError, UsiEngine};
 use rules::{Position, Variant};
+use usi::client::{BestMove, EngineConfig, EngineError, UsiEngine};
 
 const FAIRY_STOCKFISH: &str = "/usr/games/fairy-stockfish";
 const GPSUSI: &str = "/usr/games/gpsusi";
@@ -55,7 +55,7 @@ fn deadline(ms: u64) -> Instant {
     Instant::now() + Duration::from_millis(ms)
 }
 
-fn mv(reply: &arena::usi_client::Reply) -> &str {
+fn mv(reply: &usi::client::EngineReply) -> &str {
     match &reply.best {
         BestMove::Move(m) => m,
         other => panic!("expected a move, got {other:?}"),
@@ -465,7 +465,7 @@ fn noise_does_not_confuse_the_client() {
     assert_eq!(r.ponder, None);
     assert_eq!(r.info.score_cp, Some(4999));
     let log = e.last_output();
-    assert!(log.len() <= arena::usi_client::OUTPUT_LINES);
+    assert!(log.len() <= usi::client::OUTPUT_LINES);
     assert!(log.iter().all(|l| l.chars().count() < 500), "log lines are capped");
 }
 
@@ -484,7 +484,7 @@ fn flood_of_output_does_not_stretch_waits() {
     assert!(err.is_timeout(), "{err}");
     assert!(t.elapsed() < Duration::from_millis(800), "wait took {:?}", t.elapsed());
     let log = e.last_output();
-    assert_eq!(log.len(), arena::usi_client::OUTPUT_LINES);
+    assert_eq!(log.len(), usi::client::OUTPUT_LINES);
     assert!(log.last().unwrap().starts_with("< info depth"), "{log:?}");
 }
 
