@@ -8,7 +8,8 @@
 //! - [`stats`], [`plot`], [`baseline`], [`openings`]: the parts;
 //! - [`player`], [`spec`]: the one player interface and the specs that build players;
 //! - [`runner`]: games in flight on worker threads, every answer checked;
-//! - [`report`], [`live`], [`tournament`]: tournaments, resumable, their reports and live views.
+//! - [`report`], [`live`], [`tournament`]: tournaments, resumable, their reports and live views;
+//! - [`usi_server`]: one player behind the USI protocol (`copper usi`).
 
 pub mod baseline;
 pub mod limits;

@@ -323,7 +323,7 @@ impl TournamentConfig {
     }
 }
 
-pub fn parse_limit(text: &str) -> Result<Limit, TournamentError> {
+pub(crate) fn parse_limit(text: &str) -> Result<Limit, TournamentError> {
     let pairs: Vec<(String, String)> = text
         .split(',')
         .filter(|p| !p.trim().is_empty())

@@ -158,7 +158,7 @@ fn abandoned_search_answer_is_not_taken_for_the_next() {
 
 /// An engine that sends a second, stray `bestmove` after its answer, late (when the next
 /// command arrives): that line answers nothing and must not be taken as the answer to the
-/// next `go` (issue 18), with `wait` or with `poll`.
+/// next `go`, with `wait` or with `poll`.
 #[test]
 fn a_stray_second_bestmove_is_not_taken_for_the_next_answer() {
     let mut e = UsiEngine::start(&script("scripted.py", &["--stray", "7g7f", "2g2f", "6i7h"])).unwrap();
@@ -243,7 +243,7 @@ fn wedged_engine_is_killed_by_quit() {
     let pid = e.pid();
     e.go("position startpos", "go infinite").unwrap();
     std::thread::sleep(Duration::from_millis(100));
-    // It no longer reads its input: 400 KB of commands must not block the client.
+    // The engine stops reading its input: 400 KB of commands must not block the client.
     let t = Instant::now();
     let line = format!("setoption name Junk value {}", "x".repeat(4000));
     for _ in 0..100 {
@@ -282,7 +282,7 @@ fn is_gone(pid: u32) -> bool {
 }
 
 /// An engine run by a wrapper script without `exec` is the client's grandchild; killing
-/// the engine must reach it too, not only the wrapper (issue 18). The engine is wedged
+/// the engine must reach it too, not only the wrapper. The engine is wedged
 /// (it ignores its input and SIGTERM), so only a kill ends it before its own 30 s.
 #[test]
 fn killing_a_wrapped_engine_kills_the_engine_too() {
