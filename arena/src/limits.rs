@@ -27,13 +27,13 @@ pub enum Limit {
 impl Limit {
     /// Whether the limit is a time control (the arena then runs one game per thread so
     /// that wall time is the player's own).
-    pub fn is_timed(&self) -> bool {
+    pub(crate) fn is_timed(&self) -> bool {
         matches!(self, Limit::MoveTime(_) | Limit::Byoyomi { .. } | Limit::Fischer { .. })
     }
 
     /// Parses `nodes=N`, `depth=D`, `movetime=MS`, `byoyomi=MS` (optionally with
     /// `time=MS`), `time=MS` with `inc=MS`. `pairs` are the key=value items of a spec.
-    pub fn from_pairs(pairs: &[(String, String)]) -> Result<Option<Limit>, String> {
+    pub(crate) fn from_pairs(pairs: &[(String, String)]) -> Result<Option<Limit>, String> {
         let get = |k: &str| -> Result<Option<u64>, String> {
             match pairs.iter().rev().find(|(n, _)| n == k) {
                 None => Ok(None),
@@ -112,7 +112,7 @@ pub struct ClockView {
 impl ClockView {
     /// The USI `go` arguments for this clock (`btime`/`wtime` are for both sides, as the
     /// protocol wants).
-    pub fn usi_go(&self) -> String {
+    pub(crate) fn usi_go(&self) -> String {
         let [b, w] = self.remaining_ms;
         match self.limit {
             Limit::Nodes(n) => format!("go nodes {n}"),
@@ -124,7 +124,7 @@ impl ClockView {
     }
 
     /// Time the mover may use on this move before it has lost, ms (`None` for budgets of work).
-    pub fn allowance_ms(&self, mover: usize) -> Option<u64> {
+    pub(crate) fn allowance_ms(&self, mover: usize) -> Option<u64> {
         let left = self.remaining_ms[mover];
         match self.limit {
             Limit::Nodes(_) | Limit::Depth(_) => None,
@@ -135,7 +135,7 @@ impl ClockView {
     }
 
     /// A sensible time to spend on this move (what our own engine aims for), ms.
-    pub fn target_ms(&self, mover: usize, ply: usize) -> Option<u64> {
+    pub(crate) fn target_ms(&self, mover: usize, ply: usize) -> Option<u64> {
         let left = self.remaining_ms[mover];
         match self.limit {
             Limit::Nodes(_) | Limit::Depth(_) => None,
@@ -163,7 +163,7 @@ impl Clock {
 
     /// Charges a move that took `used`. Returns false when the player overstepped its time
     /// by more than `margin` (a loss on time).
-    pub fn charge(&mut self, used: Duration, margin: Duration) -> bool {
+    pub(crate) fn charge(&mut self, used: Duration, margin: Duration) -> bool {
         let used_ms = used.as_millis() as u64;
         let margin_ms = margin.as_millis() as u64;
         match self.limit {
@@ -195,7 +195,7 @@ impl Clock {
 /// A budget that is a safe amount of time to think when the limit is a time control:
 /// the target, less a reserve for latency (process scheduling, pipes, the opponent's
 /// process on the same cores).
-pub fn think_time(view: &ClockView, mover: usize, ply: usize, reserve: Duration) -> Option<Duration> {
+pub(crate) fn think_time(view: &ClockView, mover: usize, ply: usize, reserve: Duration) -> Option<Duration> {
     let allowance = view.allowance_ms(mover)?;
     let target = view.target_ms(mover, ply)?.min(allowance);
     // Never closer to the allowance than the reserve, unless the reserve is more than

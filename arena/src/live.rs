@@ -55,7 +55,7 @@ fn clock(d: Duration) -> String {
 
 /// The text of `live.txt`: one line of progress, then the table and ratings the arena
 /// prints at the end ([`report::table`]).
-pub fn live_text(p: &Progress<'_>) -> String {
+pub(crate) fn live_text(p: &Progress<'_>) -> String {
     let eta = p.eta().map_or_else(|| "-".to_string(), clock);
     format!("games {}/{}, elapsed {}, eta {eta} ({} played in this run)\n\n{}", p.done, p.total, clock(p.elapsed), p.played, report::table(p.report))
 }

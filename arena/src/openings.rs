@@ -50,7 +50,7 @@ pub enum Openings {
 
 impl Openings {
     /// Reads an openings file for `variant`; every move is checked by the rules engine.
-    pub fn from_file(path: &std::path::Path, variant: &'static Variant) -> Result<Openings, OpeningError> {
+    pub(crate) fn from_file(path: &std::path::Path, variant: &'static Variant) -> Result<Openings, OpeningError> {
         let p = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|source| OpeningError::Io { path: p.clone(), source })?;
         let mut list = Vec::new();

@@ -11,11 +11,11 @@
 use crate::baseline::{Baseline, Budget};
 use crate::limits::{think_time, ClockView, Limit};
 use crate::thought::{Score, Thought};
-use crate::usi_client::{BestMove, EngineConfig, UsiEngine};
 use rules::{Game, Move};
 use search::{EvalRequest, Evaluator, Search, SearchConfig};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use usi::client::{BestMove, EngineConfig, UsiEngine};
 
 /// What a player answered for one slot.
 #[derive(Clone, Debug)]
@@ -76,7 +76,7 @@ pub trait Player: Send {
 /// Converts a value in [−1, 1] (expected score −1 loss … +1 win) into centipawns with the
 /// logistic-like curve Leela Chess Zero used (cp = 111.71 · tan(1.5621 · q)), so that a
 /// value near ±1 maps to a large but finite score.
-pub fn value_to_cp(q: f32) -> i32 {
+pub(crate) fn value_to_cp(q: f32) -> i32 {
     let q = q.clamp(-0.999, 0.999) as f64;
     (111.714_640_912 * (1.562_068_842_1 * q).tan()).round().clamp(-30_000.0, 30_000.0) as i32
 }

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 
 /// Default logistic scale of `qscale`, centipawns: about what the teacher stage fits for
 /// Pocket Shogi Copper (3,026 cp).
-pub const DEFAULT_QSCALE_CP: f64 = 3000.0;
+pub(crate) const DEFAULT_QSCALE_CP: f64 = 3000.0;
 
 pub struct QuiescenceMix {
     inner: Arc<dyn Evaluator<Game>>,

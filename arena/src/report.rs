@@ -176,7 +176,7 @@ pub struct PairingStats {
 }
 
 impl PairingStats {
-    pub fn short_line(&self) -> String {
+    pub(crate) fn short_line(&self) -> String {
         let mut s = format!(
             "{} vs {}: {:.3} [{:.3}, {:.3}] +{} ={} -{} Elo {:+.0} [{:+.0}, {:+.0}]",
             self.a, self.b, self.score, self.score_lo, self.score_hi, self.wins, self.draws, self.losses, self.elo, self.elo_lo, self.elo_hi
@@ -206,7 +206,7 @@ const Z95: f64 = 1.959_963_984_540_054;
 
 /// Statistics of one pairing over the results so far (in the order they were recorded,
 /// which decides where an SPRT stopped).
-pub fn pairing_stats(names: &[String], (a, b): (usize, usize), results: &[JobResult], sprt: Option<&Sprt>) -> PairingStats {
+pub(crate) fn pairing_stats(names: &[String], (a, b): (usize, usize), results: &[JobResult], sprt: Option<&Sprt>) -> PairingStats {
     let mut tri = Trinomial::default();
     let mut as_black = [0u64; 3];
     let mut as_white = [0u64; 3];

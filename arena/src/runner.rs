@@ -9,13 +9,13 @@
 //! to win `match_consecutive_wins` hands in a row), one whole match, colours alternating
 //! every hand.
 
-use crate::ending::{Ending, GameEnd};
 use crate::limits::{Clock, ClockView, Limit};
 use crate::openings::{OpeningError, Openings};
 use crate::player::{Answer, FaultKind, Player, Reply};
-use crate::record::GameRecord;
 use crate::spec::PlayerFactory;
 use crate::thought::Score;
+use gamerecords::GameRecord;
+use gamerecords::{Ending, GameEnd};
 use rules::{Color, Game, HandMatch, MatchState, Outcome};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;

@@ -52,12 +52,12 @@
 use crate::baseline::{AlphaBeta, Baseline, Greedy, PieceValues, Random, ValueOverride, ValuePlace};
 use crate::limits::Limit;
 use crate::player::{BaselinePlayer, Player, SearchPlayer, UsiPlayer};
-use crate::usi_client::EngineConfig;
 use rules::{Game, Variant};
 use search::{Evaluator, RootPolicy, SearchConfig, UniformEvaluator};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+use usi::client::EngineConfig;
 
 #[derive(Debug, thiserror::Error)]
 #[error("player '{spec}': {problem}")]
@@ -106,7 +106,7 @@ pub struct PlayerSpec {
 }
 
 /// The largest piece value a spec may set, in centipawns: far below the mate scores.
-pub const MAX_PIECE_VALUE_CP: f64 = 100_000.0;
+pub(crate) const MAX_PIECE_VALUE_CP: f64 = 100_000.0;
 /// `text` as one spec value: as it is when it holds nothing the spec grammar reads (no
 /// comma, `=`, `:` or `"`, no space at either end, not empty), else in double quotes with
 /// each `"` doubled (the quoting rule of the module documentation).
@@ -324,14 +324,14 @@ impl PlayerSpec {
     }
 
     /// Whether the player needs a limit from the tournament when its spec gives none.
-    pub fn needs_limit(&self) -> bool {
+    pub(crate) fn needs_limit(&self) -> bool {
         matches!(self.kind, Kind::Checkpoint(_) | Kind::Uniform | Kind::Usi(_))
     }
 }
 
 /// The model shipped for `variant`: `models/<variant name>/` of the repository this
 /// binary was built from, or of `$COPPER_MODELS` when set.
-pub fn shipped_model(variant: &Variant) -> Result<PathBuf, String> {
+pub(crate) fn shipped_model(variant: &Variant) -> Result<PathBuf, String> {
     let root = std::env::var_os("COPPER_MODELS").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../models"));
     let dir = root.join(&variant.name);
     if dir.join("model.json").exists() {
@@ -436,7 +436,7 @@ impl PlayerFactory {
     }
 
     /// A new instance for one arena thread; `seed` makes its random choices reproducible.
-    pub fn instance(&self, seed: u64) -> Box<dyn Player> {
+    pub(crate) fn instance(&self, seed: u64) -> Box<dyn Player> {
         let name = self.spec.name.as_str();
         let variant = self.variant;
         match &self.spec.kind {

@@ -18,11 +18,11 @@
 use crate::limits::Limit;
 use crate::live::{AfterGame, Progress};
 use crate::openings::{OpeningError, Openings};
-use crate::record;
 use crate::report::{self, Report};
 use crate::runner::{run_jobs, Adjudication, Job, JobResult, RunSettings};
 use crate::spec::{PlayerFactory, PlayerSpec, SpecError};
 use crate::stats::Sprt;
+use gamerecords as record;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
@@ -323,7 +323,7 @@ impl TournamentConfig {
     }
 }
 
-pub fn parse_limit(text: &str) -> Result<Limit, TournamentError> {
+pub(crate) fn parse_limit(text: &str) -> Result<Limit, TournamentError> {
     let pairs: Vec<(String, String)> = text
         .split(',')
         .filter(|p| !p.trim().is_empty())

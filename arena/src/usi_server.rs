@@ -1,5 +1,7 @@
 //! Our USI engine: any arena player (a checkpoint, the uniform-prior search, a baseline)
 //! behind the USI protocol, so GUIs, tournament managers and other arenas can play it.
+//! The protocol's text is read by `usi::command`; this module is the glue between those
+//! commands and a [`Player`] thinking on its own thread.
 //!
 //! Protocol (Tord Romstad's USI with Shogidokoro's extensions): `usi` → `id`, `option`,
 //! `usiok`; `isready` → `readyok` (answered at once, also while thinking); `setoption name
@@ -27,6 +29,7 @@ use std::io::{BufRead, Write};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use usi::command::{parse_position, parse_setoption, parse_variant_options, GoCommand};
 
 /// How the engine is started: a player spec (without a limit: `go` gives it) and the
 /// variant it starts with.
@@ -299,74 +302,34 @@ fn info_line(t: &Thought, pos: &mut Position, elapsed: Duration) -> String {
     format!("info depth {} nodes {} nps {} time {ms} score {score} pv {}", t.depth.max(1), t.nodes, t.nodes * 1000 / ms, pv.join(" "))
 }
 
-fn parse_setoption(rest: &str) -> Option<(String, String)> {
-    let rest = rest.strip_prefix("name ")?;
-    Some(match rest.split_once(" value ") {
-        Some((n, v)) => (n.trim().to_string(), v.trim().to_string()),
-        None => (rest.trim().to_string(), String::new()),
-    })
-}
-
-/// `name=choice` pairs separated by spaces or commas; `<empty>` or nothing for none.
-pub fn parse_variant_options(text: &str) -> Result<Vec<(String, String)>, String> {
-    let text = text.trim();
-    if text.is_empty() || text == "<empty>" {
-        return Ok(Vec::new());
-    }
-    text.split([' ', ',', ';'])
-        .filter(|p| !p.is_empty())
-        .map(|p| p.split_once('=').map(|(a, b)| (a.to_string(), b.to_string())).ok_or_else(|| format!("USI_VariantOptions: '{p}' is not name=choice")))
-        .collect()
-}
-
-/// `startpos|sfen SFEN [moves …]` into a game; every move checked.
-pub fn parse_position(variant: &'static Variant, rest: &str) -> Result<Game, String> {
-    let (head, moves) = match rest.split_once("moves") {
-        Some((h, m)) => (h.trim(), m.trim()),
-        None => (rest.trim(), ""),
-    };
-    let pos = if head == "startpos" {
-        Position::start(variant)
-    } else if let Some(sfen) = head.strip_prefix("sfen") {
-        Position::from_sfen(variant, sfen.trim()).map_err(|e| format!("position sfen {}: {e}", sfen.trim()))?
-    } else {
-        return Err(format!("position: expected startpos or sfen, got '{head}'"));
-    };
-    let mut game = Game::new(pos, None);
-    for (i, m) in moves.split_whitespace().enumerate() {
-        game.play_usi(m).map_err(|e| format!("position: move {} ({m}): {e}", i + 1))?;
-    }
-    Ok(game)
-}
-
-pub struct GoCommand {
+/// What a `go` command asks of the player: the limit and clocks, and whether to hold the
+/// answer (`infinite`, `ponder`) until `stop` or `ponderhit`.
+pub struct GoLimit {
     pub view: ClockView,
     pub infinite: bool,
     pub ponder: bool,
 }
 
 /// Reads a `go` command's arguments; `default` is the limit when it names none.
-pub fn parse_go(rest: &str, default: Limit) -> GoCommand {
-    let words: Vec<&str> = rest.split_whitespace().collect();
-    let num = |key: &str| words.iter().position(|w| *w == key).and_then(|i| words.get(i + 1)).and_then(|v| v.parse::<i64>().ok()).map(|v| v.max(0) as u64);
-    let has = |key: &str| words.contains(&key);
-    let (btime, wtime) = (num("btime").unwrap_or(0), num("wtime").unwrap_or(0));
-    let limit = if let Some(n) = num("nodes") {
+pub fn parse_go(rest: &str, default: Limit) -> GoLimit {
+    let go = GoCommand::parse(rest);
+    let (btime, wtime) = (go.btime.unwrap_or(0), go.wtime.unwrap_or(0));
+    let limit = if let Some(n) = go.nodes {
         Limit::Nodes(n.max(1))
-    } else if let Some(d) = num("depth") {
+    } else if let Some(d) = go.depth {
         Limit::Depth(d.clamp(1, 64) as u32)
-    } else if let Some(ms) = num("movetime") {
+    } else if let Some(ms) = go.movetime {
         Limit::MoveTime(ms.max(1))
-    } else if let Some(b) = num("byoyomi") {
+    } else if let Some(b) = go.byoyomi {
         Limit::Byoyomi { main_ms: btime.max(wtime), byoyomi_ms: b }
-    } else if let Some(i) = num("binc").or(num("winc")) {
+    } else if let Some(i) = go.binc.or(go.winc) {
         Limit::Fischer { main_ms: btime.max(wtime), increment_ms: i }
-    } else if has("btime") || has("wtime") {
+    } else if go.clock {
         Limit::Byoyomi { main_ms: btime.max(wtime), byoyomi_ms: 0 }
     } else {
         default
     };
-    GoCommand { view: ClockView { limit, remaining_ms: [btime, wtime] }, infinite: has("infinite"), ponder: has("ponder") }
+    GoLimit { view: ClockView { limit, remaining_ms: [btime, wtime] }, infinite: go.infinite, ponder: go.ponder }
 }
 
 #[cfg(test)]
@@ -385,18 +348,5 @@ mod tests {
         assert_eq!(parse_go("", d).view.limit, d);
         assert!(parse_go("infinite", d).infinite);
         assert!(parse_go("ponder btime 0 wtime 0 byoyomi 100", d).ponder);
-    }
-
-    #[test]
-    fn positions_are_checked() {
-        let v = Variant::builtin("shogi").unwrap();
-        assert_eq!(parse_position(v, "startpos moves 7g7f 3c3d").unwrap().ply(), 2);
-        let e = parse_position(v, "startpos moves 7g7f 7g7f").unwrap_err();
-        assert!(e.contains("move 2 (7g7f)"), "{e}");
-        assert!(parse_position(v, "sfen nonsense").is_err());
-        let g = parse_position(v, "sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1 moves 2g2f").unwrap();
-        assert_eq!(g.ply(), 1);
-        assert_eq!(parse_variant_options("start=seed, promoted-knight=gold").unwrap().len(), 2);
-        assert!(parse_variant_options("start").is_err());
     }
 }

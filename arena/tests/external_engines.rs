@@ -61,7 +61,7 @@ fn check(results: &[JobResult], out: &Path) {
         }
     }
     let python = cshogi_python();
-    let script = root().join("arena/tests/read_records.py");
+    let script = root().join("gamerecords/tests/read_records.py");
     let paths: Vec<&PathBuf> = files.iter().map(|(f, _)| f).collect();
     let read = Command::new(python).arg(script).args(&paths).output().unwrap();
     assert!(read.status.success(), "{}", String::from_utf8_lossy(&read.stdout));

@@ -340,7 +340,7 @@ fn gsprt_max_likelihood_distribution_matches_fishtest() {
     assert_eq!(max_likelihood_distribution(&[1.0; 5], 1.0), None);
 }
 
-/// The defect of issue 18: the approximation accepted H1 after one won pair. Exactly, each
+/// The large-sample approximation would accept H1 after one won pair; exactly, each
 /// won pair adds ln(s1/s0) = 0.028368 at elo0 = 0, elo1 = 10, so even a clean sweep needs
 /// ⌈2.944439/0.028368⌉ = 104 pairs.
 #[test]

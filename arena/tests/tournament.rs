@@ -205,7 +205,7 @@ fn an_sprt_stops_a_match_and_keeps_its_decision() {
 
 /// Random openings at least as long as the game are all over before they start: the
 /// tournament is refused up front, naming both values, instead of searching forever for
-/// one that is not (issue 18). Run on a thread so that a hang fails rather than stalls.
+/// one that is not. Run on a thread so that a hang fails rather than stalls.
 #[test]
 fn random_openings_as_long_as_the_game_are_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -222,7 +222,7 @@ fn random_openings_as_long_as_the_game_are_refused() {
 }
 
 fn engine(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/engines").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../usi/tests/engines").join(name)
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use crate::config::{Start, Tier};
 use crate::error::BalanceError;
-use pipeline::run_loop::{RunDir, StartValues};
+use records::run_dir::{RunDir, StartValues};
 use rules::Variant;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -9,7 +9,7 @@ use crate::netview::NetView;
 use crate::registry::{Registry, CELL_STRIDE};
 use crate::stats::{two_sample_test, BlackTally, CellStats, Difference, CONFIDENCE};
 use arena::runner::JobResult;
-use pipeline::run_loop::StartValues;
+use records::run_dir::StartValues;
 use rules::{Color, Outcome};
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -99,7 +99,7 @@ fn two_sample_test_by_hand() {
     assert!(close(e.z, -d.z, 1e-12) && close(e.p_value, d.p_value, 1e-12));
 }
 
-/// A far-tail difference keeps its p-value (issue 18): `2(1 − Φ(10))` is 0 in doubles
+/// A far-tail difference keeps its p-value: `2(1 − Φ(10))` is 0 in doubles
 /// (Φ(10) rounds to 1), `erfc(10/√2)` is not.
 #[test]
 fn far_tail_p_values_do_not_underflow() {

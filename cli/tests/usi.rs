@@ -97,8 +97,8 @@ impl Drop for Engine {
     }
 }
 
-/// `go ponder` with a node budget searches that budget and answers at `ponderhit`; it
-/// used to ponder under a 24-hour move time that nothing stopped after the hit.
+/// `go ponder` with a node budget searches that budget and answers at `ponderhit`,
+/// rather than pondering under a 24-hour move time that nothing would stop after the hit.
 #[test]
 fn a_ponder_search_with_a_node_budget_answers_at_ponderhit() {
     let _one = one_at_a_time();

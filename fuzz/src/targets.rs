@@ -130,13 +130,13 @@ fn usi_protocol() -> Target {
             let line = text(rest);
             let (word, args) = line.split_once(' ').unwrap_or((&line, ""));
             match word {
-                "position" => arena::usi_server::parse_position(v, args).is_ok(),
+                "position" => usi::command::parse_position(v, args).is_ok(),
                 "go" => {
                     arena::usi_server::parse_go(args, arena::Limit::Nodes(1));
                     true
                 }
-                "setoption" => arena::usi_server::parse_variant_options(args.rsplit(" value ").next().unwrap_or("")).is_ok(),
-                _ => arena::usi_client::EngineInfo::parse_scored(&line).is_some(),
+                "setoption" => usi::command::parse_variant_options(args.rsplit(" value ").next().unwrap_or("")).is_ok(),
+                _ => usi::client::EngineInfo::parse_scored(&line).is_some(),
             }
         }),
     }
@@ -429,7 +429,7 @@ fn checkpoint(scratch: &Path) -> Target {
 fn game_records() -> Target {
     let mut corpus = Vec::new();
     for g in sample_games().iter().filter(|g| g.position().variant().name == "shogi") {
-        let r = arena::record::GameRecord::from_game(g, None, "black", "white");
+        let r = gamerecords::GameRecord::from_game(g, None, "black", "white");
         for (i, text) in [r.to_csa(), r.to_kif()].into_iter().enumerate() {
             let mut input = vec![i as u8];
             input.extend_from_slice(text.expect("a shogi record writes").as_bytes());
@@ -438,12 +438,12 @@ fn game_records() -> Target {
     }
     Target {
         name: "game-records",
-        what: "arena::record::csa::from_csa and kif::from_kif; an accepted record replays in the rules engine",
+        what: "gamerecords::csa::from_csa and kif::from_kif; an accepted record replays in the rules engine",
         corpus,
         run: Box::new(|bytes| {
             let Some((&i, rest)) = bytes.split_first() else { return false };
             let t = text(rest);
-            let read = if i % 2 == 0 { arena::record::csa::from_csa(&t) } else { arena::record::kif::from_kif(&t) };
+            let read = if i % 2 == 0 { gamerecords::csa::from_csa(&t) } else { gamerecords::kif::from_kif(&t) };
             match read {
                 Ok(r) => {
                     let v = r.load_variant().expect("a record read names shogi");

@@ -29,7 +29,7 @@ const MAX_GROUP: usize = 8;
 
 /// Outputs of [`InferenceNet::forward`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct Evaluation {
+pub struct InferenceOutput {
     /// Policy logits `[batch, policy_planes * H * W]`.
     pub policy: Vec<f32>,
     /// Win/draw/loss logits `[batch, 3]`.
@@ -123,12 +123,12 @@ impl InferenceNet {
     ///
     /// # Panics
     /// If `input.len() != batch * input_planes * H * W`.
-    pub fn forward(&self, input: &[f32], batch: usize) -> Evaluation {
+    pub fn forward(&self, input: &[f32], batch: usize) -> InferenceOutput {
         let cfg = &self.net.config;
         let mut policy = vec![0.0; batch * cfg.policy_len()];
         let mut value = vec![0.0; batch * 3];
         self.forward_into(input, batch, &mut policy, &mut value);
-        Evaluation { policy, value }
+        InferenceOutput { policy, value }
     }
 
     /// Panics unless the buffers fit `batch` positions of this network.

@@ -35,7 +35,7 @@ pub use device::{cpu_device, cpu_threads, cpu_train_device, init_cpu_threads, Cp
 pub use device::{gpu_device, gpu_train_device, GpuBackend};
 pub use device_net::{DeviceNet, DeviceNetError};
 pub use fold::FoldedNet;
-pub use infer::{Evaluation, InferenceNet};
+pub use infer::{InferenceNet, InferenceOutput};
 pub use net::{Net, NetOutput};
 pub use store::{load_inference, load_model, read_manifest, save_model, save_model_tagged, GameTag, ModelIoError};
 pub use train::{LossStats, TrainBatch, TrainConfig, TrainStep};

@@ -162,8 +162,8 @@ mod tests {
     }
 
     /// Cross-field constraints are refused at load time with a message naming the keys
-    /// (an opening as long as the game used to loop forever; more games than the id
-    /// stride used to reuse the next generation's ids and seeds).
+    /// (an opening as long as the game would loop forever; more games than the id
+    /// stride would reuse the next generation's ids and seeds).
     #[test]
     fn cross_field_constraints_name_their_keys() {
         let mut c = default_config();

@@ -130,7 +130,7 @@ mod tests {
         assert_eq!(MatchResult::default().interval(), (0.0, 1.0));
     }
 
-    /// A clean sweep is not "[1.000, 1.000] (+2400 Elo)" (issue 18): the Wilson interval
+    /// A clean sweep is not "[1.000, 1.000] (+2400 Elo)": the Wilson interval
     /// stays open below 1, and the Elo is shown as the bound its lower end gives.
     #[test]
     fn a_clean_sweep_shows_an_interval_and_an_elo_bound() {

@@ -169,7 +169,7 @@ fn row(g: &Generation) -> Vec<String> {
 pub fn write_summary(run: &RunDir, cfg: &RunConfig) -> Result<()> {
     let mut gens = Vec::new();
     for g in 1..=cfg.generations {
-        if let Some(gen) = run.generation(g)? {
+        if let Some(gen) = crate::run_dir::read_generation(run, g)? {
             gens.push(gen);
         }
     }

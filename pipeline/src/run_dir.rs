@@ -17,69 +17,21 @@
 
 use crate::evaluation::MatchResult;
 use anyhow::{Context, Result};
+pub use records::run_dir::RunDir;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-pub struct RunDir(pub PathBuf);
-
-impl RunDir {
-    fn gen(g: u32) -> String {
-        format!("gen-{g:04}")
-    }
-    pub fn config(&self) -> PathBuf {
-        self.0.join("config.toml")
-    }
-    pub fn selfplay(&self, g: u32) -> PathBuf {
-        self.0.join("selfplay").join(Self::gen(g))
-    }
-    pub fn selfplay_summary(&self, g: u32) -> PathBuf {
-        self.selfplay(g).join("summary.json")
-    }
-    pub fn teacher(&self) -> PathBuf {
-        self.0.join("teacher")
-    }
-    pub fn model(&self, g: u32) -> PathBuf {
-        self.0.join("models").join(Self::gen(g))
-    }
-    pub fn train_report(&self, g: u32) -> PathBuf {
-        self.0.join("train").join(format!("{}.json", Self::gen(g)))
-    }
-    /// The evaluation matches' arena directories.
-    pub fn eval_dir(&self, g: u32) -> PathBuf {
-        self.0.join("eval").join(Self::gen(g))
-    }
-    pub fn eval_report(&self, g: u32) -> PathBuf {
-        self.0.join("eval").join(format!("{}.json", Self::gen(g)))
-    }
-    pub fn checkpoint(&self) -> PathBuf {
-        self.0.join("trainer.ckpt")
-    }
-    /// The model's view of the start family after generation `g` ([`crate::run_loop::StartValues`]).
-    pub fn start_values(&self, g: u32) -> PathBuf {
-        self.0.join("eval").join(format!("{}-starts.json", Self::gen(g)))
-    }
-    pub fn summary_tsv(&self) -> PathBuf {
-        self.0.join("summary.tsv")
-    }
-    pub fn plots(&self) -> PathBuf {
-        self.0.join("plots")
-    }
-    pub fn ladder(&self) -> PathBuf {
-        self.0.join("ladder")
-    }
-
-    /// The three reports of generation `g`, if all exist.
-    pub fn generation(&self, g: u32) -> Result<Option<Generation>> {
-        let (Some(selfplay), Some(train), Some(eval)) = (
-            read_json::<SelfplaySummary>(&self.selfplay_summary(g))?,
-            read_json::<TrainSummary>(&self.train_report(g))?,
-            read_json::<EvalSummary>(&self.eval_report(g))?,
-        ) else {
-            return Ok(None);
-        };
-        Ok(Some(Generation { generation: g, selfplay, train, eval }))
-    }
+/// The three reports of generation `g` in `run`, if all exist.
+pub fn read_generation(run: &RunDir, g: u32) -> Result<Option<Generation>> {
+    let (Some(selfplay), Some(train), Some(eval)) = (
+        read_json::<SelfplaySummary>(&run.selfplay_summary(g))?,
+        read_json::<TrainSummary>(&run.train_report(g))?,
+        read_json::<EvalSummary>(&run.eval_report(g))?,
+    ) else {
+        return Ok(None);
+    };
+    Ok(Some(Generation { generation: g, selfplay, train, eval }))
 }
 
 /// One finished generation's reports.

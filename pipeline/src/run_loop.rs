@@ -11,34 +11,12 @@ pub use crate::run_dir::{read_json, write_json, EvalSummary, Generation, RunDir,
 use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use neteval::NetEvaluator;
+pub use records::run_dir::{StartValueEntry, StartValues};
 use rules::Game;
 use search::{BatchingConfig, BatchingEvaluator, CachedEvaluator, Evaluator, UniformEvaluator};
 use selfplay::{play_games, shard_path, SelfplayJob, Stats};
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// `eval/gen-NNNN-starts.json`: what generation `g`'s network thinks of each start of the
-/// variant's start family, for Black, before a move is played — how its judgement of
-/// the starts' balance changes over training.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct StartValues {
-    pub generation: u32,
-    /// The game length limit the positions were encoded with (the self-play limit).
-    pub max_plies: u32,
-    pub starts: Vec<StartValueEntry>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct StartValueEntry {
-    pub name: String,
-    pub sfen: String,
-    /// P(Black wins) − P(White wins).
-    pub value: f32,
-    pub black_win: f32,
-    pub draw: f32,
-    pub white_win: f32,
-}
 
 /// Writes `eval/gen-NNNN-starts.json` for generation `g`'s model unless it exists (so a
 /// resumed run skips it) or the model does not.

@@ -1,5 +1,5 @@
 //! Training records — the one contract between self-play and the trainer — and the
-//! layout of a run directory.
+//! layout of a run directory ([`run_dir`]).
 //!
 //! A shard file is: a fixed header (magic, format version, checksum, lengths), then a
 //! bincode-encoded [`ShardHeader`], then the bincode-encoded records, deflate-compressed.
@@ -9,6 +9,7 @@
 
 mod atomic;
 pub mod jsonl;
+pub mod run_dir;
 mod shard;
 
 pub use atomic::{write_atomic, AtomicFile};

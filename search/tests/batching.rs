@@ -149,7 +149,7 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 
 /// An evaluator that panics fails every caller, not only those in its batch: the calls
 /// queued behind it and every later call panic with its message instead of waiting
-/// forever (issue 18). The callers run on their own threads and the test waits for each
+/// forever. The callers run on their own threads and the test waits for each
 /// with a generous bound, so a deadlock fails the test rather than stalling it.
 #[test]
 fn a_panicking_evaluator_fails_every_caller_instead_of_deadlocking() {

@@ -8,7 +8,7 @@ use std::path::Path;
 /// Lowest first; crates on one floor do not depend on each other.
 const FLOORS: &[&[&str]] = &[
     &["rules", "records", "model"],
-    &["search", "encoding", "rules-reference"],
+    &["search", "encoding", "rules-reference", "usi", "gamerecords"],
     &["neteval", "selfplay", "trainer"],
     &["arena"],
     &["teacher", "tune"],

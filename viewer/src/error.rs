@@ -23,7 +23,7 @@ pub enum ViewError {
         /// Which game of the file (1-based, or its id).
         game: String,
         #[source]
-        source: Box<arena::record::RecordError>,
+        source: Box<gamerecords::RecordError>,
     },
     #[error(transparent)]
     Tournament(#[from] arena::TournamentError),

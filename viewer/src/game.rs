@@ -2,8 +2,8 @@
 //! (SFEN with the pocket field), the move that led there, the squares it marks and the
 //! score recorded for it. The page's script only draws these; it knows no rules.
 
-use arena::record::GameRecord;
 use arena::GameEnd;
+use gamerecords::GameRecord;
 use records::Record;
 use rules::{piece_token, Color, Move, MoveKind, Outcome, Position, Variant};
 use serde::Serialize;
@@ -96,7 +96,7 @@ fn result_text(end: Option<&GameEnd>) -> String {
 impl GameView {
     /// A game record, replayed move by move by the rules engine (an illegal move is an
     /// error naming its ply).
-    pub fn from_record(record: &GameRecord, title: String) -> Result<GameView, arena::record::RecordError> {
+    pub fn from_record(record: &GameRecord, title: String) -> Result<GameView, gamerecords::RecordError> {
         let variant = record.load_variant()?;
         let game = record.to_game(variant)?;
         let mut pos = game.start().clone();

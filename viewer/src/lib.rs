@@ -29,8 +29,8 @@ pub use error::ViewError;
 pub use game::GameView;
 pub use page::PageData;
 
-use arena::record::GameRecord;
 use error::{invalid, io_err};
+use gamerecords::GameRecord;
 use rules::Variant;
 use std::path::{Path, PathBuf};
 
@@ -125,7 +125,7 @@ pub fn games_data(path: &Path, variant: &'static Variant) -> Result<PageData, Vi
         "kif" | "kifu" | "csa" => {
             // Standard shogi records, read by the arena's readers (UTF-8 text).
             let text = std::fs::read_to_string(path).map_err(io_err(path))?;
-            let record = if ext == "csa" { arena::record::csa::from_csa(&text) } else { arena::record::kif::from_kif(&text) };
+            let record = if ext == "csa" { gamerecords::csa::from_csa(&text) } else { gamerecords::kif::from_kif(&text) };
             let record = record.map_err(|source| ViewError::Game { path: path.to_path_buf(), game: "1".into(), source: Box::new(source) })?;
             add_record(&mut page, path, &record, 1)?;
         }
@@ -136,7 +136,7 @@ pub fn games_data(path: &Path, variant: &'static Variant) -> Result<PageData, Vi
                 let results = arena::tournament::read_results(path)?;
                 tournament::add_games(&mut page, path, &results, "")?;
             } else {
-                let records = arena::record::read_jsonl(path).map_err(|source| ViewError::Game {
+                let records = gamerecords::read_jsonl(path).map_err(|source| ViewError::Game {
                     path: path.to_path_buf(),
                     game: "file".into(),
                     source: Box::new(source),
@@ -153,7 +153,7 @@ pub fn games_data(path: &Path, variant: &'static Variant) -> Result<PageData, Vi
                 if line.is_empty() {
                     continue;
                 }
-                let (sfen, moves) = arena::record::parse_sfen_line(line, variant).map_err(|e| invalid(path, format!("line {}: {e}", n + 1)))?;
+                let (sfen, moves) = gamerecords::parse_sfen_line(line, variant).map_err(|e| invalid(path, format!("line {}: {e}", n + 1)))?;
                 let mut r = GameRecord::from_game(&rules::Game::new(rules::Position::start(variant), None), None, "", "");
                 r.start_sfen = sfen;
                 r.moves = moves;

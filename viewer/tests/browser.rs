@@ -56,7 +56,7 @@ fn marks_of_usi(usi: &str) -> String {
 }
 
 /// What the engine says of every ply of a record: `g<G> p<P> <canonical> last:<marks>`.
-fn expected_lines(records: &[&arena::record::GameRecord]) -> Vec<String> {
+fn expected_lines(records: &[&gamerecords::GameRecord]) -> Vec<String> {
     let mut out = Vec::new();
     for (g, r) in records.iter().enumerate() {
         let v = r.load_variant().unwrap();
@@ -111,7 +111,7 @@ fn every_ply_of_every_variant_is_drawn_as_the_engine_says_and_the_url_opens_a_pl
     for variant in ["pocket-copper", "shogi", "minishogi", "hand-shogi"] {
         let dir = tmp.path().join(variant);
         let results = tournament(variant, 34, &dir);
-        let records: Vec<&arena::record::GameRecord> = results.iter().flat_map(|r| r.hands.iter().map(|h| &h.record)).collect();
+        let records: Vec<&gamerecords::GameRecord> = results.iter().flat_map(|r| r.hands.iter().map(|h| &h.record)).collect();
         assert!(records.len() >= 200, "{variant}: {} games", records.len());
         let page = write(&dir, "index.html", &viewer::tournament_page(&dir).unwrap());
         let expected = expected_lines(&records);
@@ -216,7 +216,7 @@ fn the_tournament_page_shows_the_arenas_standings_and_the_study_page_its_cells()
     let html = viewer::study_page(&study_dir).unwrap();
     let page = write(&study_dir, "index.html", &html);
     let results = arena::tournament::read_results(&study_dir.join("results.jsonl")).unwrap();
-    let records: Vec<&arena::record::GameRecord> = results.iter().map(|r| &r.hands[0].record).collect();
+    let records: Vec<&gamerecords::GameRecord> = results.iter().map(|r| &r.hands[0].record).collect();
     check_selftest(&page, &expected_lines(&records));
     let dom = dump_dom(&page, "");
     assert!(dom.contains("<h2>Cells</h2>") && dom.contains("no-copper"), "the cells table");
@@ -277,7 +277,7 @@ fn the_run_page_shows_self_play_games_from_their_shards_and_evaluation_games() {
         records::write_shard(&selfplay::shard_path(&run.join("selfplay/gen-0001"), id), &header, &recs).unwrap();
         lines += &format!("{{\"game_id\":{id},\"start\":\"sfen\",\"plies\":{},\"black_result\":0,\"ending\":\"max-plies\",\"resign_disabled\":false,\"would_resign\":false,\"false_resignation\":false,\"full_searches\":0,\"prior_entropy_sum\":0.0,\"improvement_kl_sum\":0.0,\"simulations\":0}}\n", recs.len());
         // The page shows the recorded positions: the last move (after the last record) is not there.
-        let mut r = arena::record::GameRecord::from_game(&game, None, "", "");
+        let mut r = gamerecords::GameRecord::from_game(&game, None, "", "");
         r.moves.truncate(recs.len() - 1);
         r.max_plies = None;
         games.push(r);
@@ -293,7 +293,7 @@ fn the_run_page_shows_self_play_games_from_their_shards_and_evaluation_games() {
     let results = tournament("minishogi", 1, &run.join("eval/gen-0001/anchor"));
 
     let page = write(&run, "index.html", &viewer::run_page(&run, 2).unwrap());
-    let mut records: Vec<&arena::record::GameRecord> = games.iter().take(2).collect();
+    let mut records: Vec<&gamerecords::GameRecord> = games.iter().take(2).collect();
     records.extend(results.iter().take(2).map(|r| &r.hands[0].record));
     let expected = expected_lines(&records);
     check_selftest(&page, &expected);

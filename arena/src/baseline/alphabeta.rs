@@ -20,7 +20,7 @@ use rules::{DropMate, Game, Move, MoveKind, MoveList, Position, Variant, MAX_KIN
 use std::time::Instant;
 
 /// Internal score of a mate at the root (a mate `n` plies away is `MATE - n`).
-pub const MATE: i32 = 1_000_000;
+pub(crate) const MATE: i32 = 1_000_000;
 /// Scores beyond this are mates.
 const MATE_BOUND: i32 = MATE - 10_000;
 const INF: i32 = 2_000_000;
@@ -31,7 +31,7 @@ const MAX_DEPTH: u32 = 64;
 /// Most plies of quiescence search below the horizon.
 const MAX_QPLY: u32 = 16;
 /// Depth when the budget gives no limit at all.
-pub const DEFAULT_DEPTH: u32 = 3;
+pub(crate) const DEFAULT_DEPTH: u32 = 3;
 /// Margin of delta pruning in the quiescence search.
 const DELTA_MARGIN: i32 = 200;
 
@@ -116,7 +116,7 @@ impl AlphaBeta {
     }
 
     /// Evaluates with `values` instead of the variant's default table.
-    pub fn with_values(mut self, values: PieceValues) -> AlphaBeta {
+    pub(crate) fn with_values(mut self, values: PieceValues) -> AlphaBeta {
         self.eval = Evaluator::with_values(self.variant, values);
         self
     }
@@ -125,7 +125,7 @@ impl AlphaBeta {
     /// from a stream seeded by `seed`) to each root move's score, so that games against
     /// itself differ. The search stays exact for the noised root scores: each root move's
     /// window is shifted by its offset. 0 keeps the plain, deterministic search.
-    pub fn with_noise(mut self, cp: f64, seed: u64) -> AlphaBeta {
+    pub(crate) fn with_noise(mut self, cp: f64, seed: u64) -> AlphaBeta {
         self.noise_cp = if cp.is_finite() { cp.max(0.0) } else { 0.0 };
         self.rng = ChaCha8Rng::seed_from_u64(seed);
         self

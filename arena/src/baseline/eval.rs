@@ -16,10 +16,10 @@
 use super::values::PieceValues;
 use rules::{Bitboard, Color, PieceKind, Position, Variant};
 
-pub const ADVANCE: i32 = 5;
-pub const SHELTER: i32 = 12;
-pub const SHELTER_MAX: u32 = 4;
-pub const KING_OUT: i32 = 20;
+pub(crate) const ADVANCE: i32 = 5;
+pub(crate) const SHELTER: i32 = 12;
+pub(crate) const SHELTER_MAX: u32 = 4;
+pub(crate) const KING_OUT: i32 = 20;
 
 #[derive(Clone, Debug)]
 pub struct Evaluator {
@@ -41,7 +41,7 @@ impl Evaluator {
     }
 
     /// An evaluator counting material with `values` (e.g. with a spec's overrides).
-    pub fn with_values(v: &'static Variant, values: PieceValues) -> Evaluator {
+    pub(crate) fn with_values(v: &'static Variant, values: PieceValues) -> Evaluator {
         let kinds: Vec<(PieceKind, i32)> = v.kinds().filter(|&k| !v.kind(k).royal).map(|k| (k, values.board(k))).collect();
         let footmen = v.kinds().filter(|&k| v.kind(k).one_per_file && !v.kind(k).promoted).collect();
         let mut e = Evaluator {

@@ -19,7 +19,8 @@ pub mod values;
 #[cfg(test)]
 mod tests;
 
-pub use alphabeta::{AlphaBeta, RootScores, DEFAULT_DEPTH, MATE};
+pub(crate) use alphabeta::MATE;
+pub use alphabeta::{AlphaBeta, RootScores};
 pub use values::{PieceValues, ValueOverride, ValuePlace};
 
 use crate::{Score, Thought};
@@ -92,7 +93,7 @@ impl Greedy {
     }
 
     /// Counts material with `values` instead of the variant's default table.
-    pub fn with_values(mut self, variant: &'static rules::Variant, values: PieceValues) -> Greedy {
+    pub(crate) fn with_values(mut self, variant: &'static rules::Variant, values: PieceValues) -> Greedy {
         self.eval = Evaluator::with_values(variant, values);
         self
     }
@@ -100,7 +101,7 @@ impl Greedy {
     /// Adds uniform noise in [−`cp`, +`cp`] centipawns to each move's material score
     /// before the best is picked (moves that end the game at once are not noised), so
     /// that games against itself differ. 0 keeps the plain greedy choice.
-    pub fn with_noise(mut self, cp: f64) -> Greedy {
+    pub(crate) fn with_noise(mut self, cp: f64) -> Greedy {
         self.noise_cp = if cp.is_finite() { cp.max(0.0) } else { 0.0 };
         self
     }

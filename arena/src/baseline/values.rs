@@ -25,8 +25,8 @@ use rules::betza::{self, Movement, UNLIMITED};
 use rules::{Bitboard, Geometry, PieceKind, Variant};
 
 /// Hand value = board value × HAND_NUM / HAND_DEN.
-pub const HAND_NUM: i32 = 11;
-pub const HAND_DEN: i32 = 10;
+pub(crate) const HAND_NUM: i32 = 11;
+pub(crate) const HAND_DEN: i32 = 10;
 
 /// The standard shogi table: (name, Betza movement, centipawns). A kind uses the entry
 /// whose movement it has (the name is documentation).
@@ -66,7 +66,7 @@ pub struct PieceValues {
 
 impl PieceValues {
     /// Values for a variant; cheap enough to compute once per player.
-    pub fn for_variant(v: &Variant) -> PieceValues {
+    pub(crate) fn for_variant(v: &Variant) -> PieceValues {
         let g = &v.geometry;
         // Least-squares fit on the distinct standard movements, measured on this board.
         let mut pts: Vec<([f64; 2], f64)> = Vec::new();
@@ -153,7 +153,8 @@ impl PieceValues {
 
     /// Whether the value of `k` was derived from its mobility (its movement is not a
     /// standard piece's).
-    pub fn is_derived(&self, k: PieceKind) -> bool {
+    #[cfg(test)]
+    fn is_derived(&self, k: PieceKind) -> bool {
         self.derived[k.index()]
     }
 
@@ -201,7 +202,7 @@ impl ValuePlace {
     }
 
     /// The place a spec key names (`board.copper` → Board and `copper`).
-    pub fn from_key(key: &str) -> Option<(ValuePlace, &str)> {
+    pub(crate) fn from_key(key: &str) -> Option<(ValuePlace, &str)> {
         let (place, kind) = key.split_once('.')?;
         let place = match place {
             "board" => ValuePlace::Board,

@@ -5,17 +5,21 @@
 //!   line `sfen <SFEN> moves <usi> ...` and the USI `position` command.
 //! - [`csa`]: CSA V3.0 text, standard shogi only.
 //! - [`kif`]: Kakinoki KIF text (UTF-8), standard shogi only.
+//! - [`ending`]: how a game ended, by the rules or by the arena that ran it.
 //!
 //! A record holds the moves as USI text; [`GameRecord::to_game`] replays them through the
-//! rules engine, so a record read back is checked move by move.
+//! rules engine, so a record read back is checked move by move. This crate sits beside
+//! the other on-disk formats but a floor above `records` (training shards, JSON Lines
+//! helpers), because reading a game back needs `rules`, which is on `records`' floor.
 
 pub mod csa;
+pub mod ending;
 pub mod kif;
 pub mod sfen;
 
+pub use ending::{Ending, GameEnd};
 pub use sfen::{append_jsonl, parse_sfen_line, read_jsonl};
 
-use crate::ending::{Ending, GameEnd};
 use rules::{Color, Game, MoveError, Outcome, Position, SfenError, Variant, VariantError};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

@@ -7,8 +7,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use arena::usi_client::{BestMove, EngineConfig, EngineError, UsiEngine};
 use rules::{Position, Variant};
+use usi::client::{BestMove, EngineConfig, EngineError, UsiEngine};
 
 const FAIRY_STOCKFISH: &str = "/usr/games/fairy-stockfish";
 const GPSUSI: &str = "/usr/games/gpsusi";
@@ -55,7 +55,7 @@ fn deadline(ms: u64) -> Instant {
     Instant::now() + Duration::from_millis(ms)
 }
 
-fn mv(reply: &arena::usi_client::Reply) -> &str {
+fn mv(reply: &usi::client::EngineReply) -> &str {
     match &reply.best {
         BestMove::Move(m) => m,
         other => panic!("expected a move, got {other:?}"),
@@ -158,7 +158,7 @@ fn abandoned_search_answer_is_not_taken_for_the_next() {
 
 /// An engine that sends a second, stray `bestmove` after its answer, late (when the next
 /// command arrives): that line answers nothing and must not be taken as the answer to the
-/// next `go` (issue 18), with `wait` or with `poll`.
+/// next `go`, with `wait` or with `poll`.
 #[test]
 fn a_stray_second_bestmove_is_not_taken_for_the_next_answer() {
     let mut e = UsiEngine::start(&script("scripted.py", &["--stray", "7g7f", "2g2f", "6i7h"])).unwrap();
@@ -243,7 +243,7 @@ fn wedged_engine_is_killed_by_quit() {
     let pid = e.pid();
     e.go("position startpos", "go infinite").unwrap();
     std::thread::sleep(Duration::from_millis(100));
-    // It no longer reads its input: 400 KB of commands must not block the client.
+    // The engine stops reading its input: 400 KB of commands must not block the client.
     let t = Instant::now();
     let line = format!("setoption name Junk value {}", "x".repeat(4000));
     for _ in 0..100 {
@@ -282,7 +282,7 @@ fn is_gone(pid: u32) -> bool {
 }
 
 /// An engine run by a wrapper script without `exec` is the client's grandchild; killing
-/// the engine must reach it too, not only the wrapper (issue 18). The engine is wedged
+/// the engine must reach it too, not only the wrapper. The engine is wedged
 /// (it ignores its input and SIGTERM), so only a kill ends it before its own 30 s.
 #[test]
 fn killing_a_wrapped_engine_kills_the_engine_too() {
@@ -465,7 +465,7 @@ fn noise_does_not_confuse_the_client() {
     assert_eq!(r.ponder, None);
     assert_eq!(r.info.score_cp, Some(4999));
     let log = e.last_output();
-    assert!(log.len() <= arena::usi_client::OUTPUT_LINES);
+    assert!(log.len() <= usi::client::OUTPUT_LINES);
     assert!(log.iter().all(|l| l.chars().count() < 500), "log lines are capped");
 }
 
@@ -484,7 +484,7 @@ fn flood_of_output_does_not_stretch_waits() {
     assert!(err.is_timeout(), "{err}");
     assert!(t.elapsed() < Duration::from_millis(800), "wait took {:?}", t.elapsed());
     let log = e.last_output();
-    assert_eq!(log.len(), arena::usi_client::OUTPUT_LINES);
+    assert_eq!(log.len(), usi::client::OUTPUT_LINES);
     assert!(log.last().unwrap().starts_with("< info depth"), "{log:?}");
 }
 

@@ -294,7 +294,7 @@ pub enum BestMove {
 
 /// The answer to one `go`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Reply {
+pub struct EngineReply {
     pub best: BestMove,
     /// The move the engine would ponder on (`ponder …`), as sent.
     pub ponder: Option<String>,
@@ -648,7 +648,7 @@ impl UsiEngine {
     /// Takes what the engine has sent so far without blocking. `Some` when the `bestmove`
     /// of the current search has arrived, or when the process has died (an error, given
     /// once when no search is running); `None` otherwise.
-    pub fn poll(&mut self) -> Option<Result<Reply, EngineError>> {
+    pub fn poll(&mut self) -> Option<Result<EngineReply, EngineError>> {
         // Lines read after this call began are left for the next (but one), so that an
         // engine printing without pause cannot keep the call from returning.
         let called = Instant::now();
@@ -682,7 +682,7 @@ impl UsiEngine {
     /// Blocks until the `bestmove` of the current search arrives (`Ok`), the deadline
     /// passes (`Timeout`; the search is left running — [`stop`](Self::stop) it or drop
     /// the engine) or the process dies (`Exited`).
-    pub fn wait(&mut self, deadline: Instant) -> Result<Reply, EngineError> {
+    pub fn wait(&mut self, deadline: Instant) -> Result<EngineReply, EngineError> {
         let Some(sent) = self.go_sent else {
             return Err(self.protocol_error("wait() called with no search running".to_string()));
         };
@@ -872,7 +872,7 @@ impl UsiEngine {
     /// One line while a search may be running: `info` updates the search's info,
     /// `bestmove` ends it (or is discarded when it answers an abandoned search, or comes
     /// before the `readyok` that precedes the current `go`).
-    fn handle_search_line(&mut self, line: &str, at: Instant) -> Result<Option<Reply>, EngineError> {
+    fn handle_search_line(&mut self, line: &str, at: Instant) -> Result<Option<EngineReply>, EngineError> {
         let mut tokens = line.split_whitespace();
         match tokens.next() {
             Some("readyok") if line.trim() == "readyok" => {
@@ -916,7 +916,7 @@ impl UsiEngine {
                         ponder = tokens.next().map(str::to_string);
                     }
                 }
-                Ok(Some(Reply { best, ponder, info: std::mem::take(&mut self.info), elapsed: at.saturating_duration_since(sent) }))
+                Ok(Some(EngineReply { best, ponder, info: std::mem::take(&mut self.info), elapsed: at.saturating_duration_since(sent) }))
             }
             _ => Ok(None),
         }

@@ -7,8 +7,7 @@
 //! cshogi is installed into `.venv-test/` by `scripts/install-cshogi.sh` (needs PyPI);
 //! when it cannot be, the cshogi tests fail saying so.
 
-use arena::record::{self, append_jsonl, read_jsonl, GameRecord, RecordError};
-use arena::{Ending, GameEnd};
+use gamerecords::{self as record, append_jsonl, read_jsonl, Ending, GameEnd, GameRecord, RecordError};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rules::{Color, Game, Outcome, Position, TerminationReason, Variant};
