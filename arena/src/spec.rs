@@ -105,6 +105,10 @@ pub struct PlayerSpec {
     pub qscale_cp: f64,
 }
 
+/// The most transposition-table entries a spec may ask for (each is a few words: 2^28
+/// entries are several GB).
+pub(crate) const MAX_TT_ENTRIES: usize = 1 << 28;
+
 /// The largest piece value a spec may set, in centipawns: far below the mate scores.
 pub(crate) const MAX_PIECE_VALUE_CP: f64 = 100_000.0;
 /// `text` as one spec value: as it is when it holds nothing the spec grammar reads (no
@@ -239,7 +243,9 @@ impl PlayerSpec {
             Some(p) => return Err(err(format!("policy={p}: expected gumbel or puct"))),
         };
         let gumbel_m = get("gumbel_m").map(|v| v.parse::<usize>().map_err(|_| err(format!("gumbel_m={v}: expected a whole number")))).transpose()?;
-        let c_puct = get("c_puct").map(|v| v.parse::<f32>().map_err(|_| err(format!("c_puct={v}: expected a number")))).transpose()?;
+        let c_puct = get("c_puct")
+            .map(|v| v.parse::<f32>().ok().filter(|x| x.is_finite() && *x > 0.0).ok_or_else(|| err(format!("c_puct={v}: expected a number > 0"))))
+            .transpose()?;
         let mate_in_one = match get("mate").as_deref() {
             None | Some("off") | Some("0") | Some("false") => false,
             Some("on") | Some("1") | Some("true") => true,
@@ -248,7 +254,15 @@ impl PlayerSpec {
         if mate_in_one && !matches!(kind, Kind::Checkpoint(_) | Kind::Uniform) {
             return Err(err(format!("mate=on is a search setting: {kind_name} has no search to check")));
         }
-        let tt_entries = get("tt").map(|v| v.parse::<usize>().map_err(|_| err(format!("tt={v}: expected a whole number")))).transpose()?.unwrap_or(1 << 16);
+        let tt_entries = get("tt")
+            .map(|v| {
+                v.parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=MAX_TT_ENTRIES).contains(n))
+                    .ok_or_else(|| err(format!("tt={v}: expected a whole number of entries in 1..={MAX_TT_ENTRIES}")))
+            })
+            .transpose()?
+            .unwrap_or(1 << 16);
         let noise = get("noise")
             .map(|v| v.parse::<f64>().ok().filter(|x| x.is_finite() && *x >= 0.0).ok_or_else(|| err(format!("noise={v}: expected a number >= 0"))))
             .transpose()?;
@@ -595,6 +609,10 @@ mod tests {
             ("usi:/bin/engine,noise=1", "usi engines take no noise"),
             ("alphabeta,noise=5000", "at most 1000 centipawns"),
             ("uniform,mate=maybe", "expected on or off"),
+            ("uniform,sims=8,c_puct=NaN", "expected a number > 0"),
+            ("uniform,sims=8,c_puct=-1", "expected a number > 0"),
+            ("alphabeta,tt=0", "entries in 1..="),
+            ("alphabeta,tt=99999999999", "entries in 1..="),
             ("greedy,mate=on", "greedy has no search"),
             ("checkpoint,sims=8,qmix=2", "expected a share in 0..=1"),
             ("checkpoint,sims=8,qscale=0", "expected centipawns > 0"),
