@@ -15,9 +15,10 @@ use rules::{Game, Variant};
 use search::{EvalRequest, Evaluation, Evaluator};
 use std::sync::{Arc, Mutex};
 
-/// Default logistic scale of `qscale`, centipawns: about what the teacher stage fits for
-/// Pocket Shogi Copper (3,026 cp).
-pub(crate) const DEFAULT_QSCALE_CP: f64 = 3000.0;
+/// Default logistic scale of `qscale`, centipawns: what the loop's `selfplay.qscale`
+/// defaults to and every measured player used (it played at least as well as the
+/// teacher's fitted 3,000 cp: docs/ABLATIONS.md).
+pub(crate) const DEFAULT_QSCALE_CP: f64 = 1000.0;
 
 pub struct QuiescenceMix {
     inner: Arc<dyn Evaluator<Game>>,

@@ -206,7 +206,9 @@ pub fn run_tune(cfg: &TuneConfig, progress: bool) -> Result<TuneState, TuneError
         Ok(PlayerFactory::new(PlayerSpec::parse(text)?, variant, None, cfg.threads, Duration::from_secs(60))?)
     };
     factory(&spec_with(&cfg.player, &cfg.params, &state.spsa.theta, Some("plus")))?;
-    let opponent = cfg.opponent.as_deref().map(factory).transpose()?;
+    // Built once (a checkpoint opponent loads its network here), lent to every batch.
+    let mut opponent = cfg.opponent.as_deref().map(factory).transpose()?;
+    let against_opponent = opponent.is_some();
     let openings = Openings::random(variant, cfg.random_plies, cfg.seed);
     let settings = RunSettings {
         threads: cfg.threads.max(1),
@@ -240,7 +242,7 @@ pub fn run_tune(cfg: &TuneConfig, progress: bool) -> Result<TuneState, TuneError
         for p in 0..pairs {
             let opening = (k + p) as usize;
             let id = (k + p) * 4;
-            if opponent.is_some() {
+            if against_opponent {
                 for (i, who) in [0usize, 1].into_iter().enumerate() {
                     jobs.push(Job { id: id + 2 * i as u64, first: who, second: 2, opening });
                     jobs.push(Job { id: id + 2 * i as u64 + 1, first: 2, second: who, opening });
@@ -251,19 +253,20 @@ pub fn run_tune(cfg: &TuneConfig, progress: bool) -> Result<TuneState, TuneError
             }
         }
         let mut factories = vec![plus, minus];
-        if let Some(o) = &opponent {
-            factories.push(factory(&o.spec.text)?);
-        }
+        factories.extend(opponent.take());
         let results = Mutex::new(Vec::new());
         let run_settings = RunSettings { seed: cfg.seed ^ k.wrapping_mul(0xD1B5_4A32_D192_ED03), ..settings.clone() };
         run_jobs(&factories, &openings, &jobs, &run_settings, &stop, &|r: JobResult| results.lock().unwrap_or_else(|e| e.into_inner()).push(r))?;
         let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
-        let result = batch_result(&results, opponent.is_some());
+        if against_opponent {
+            opponent = factories.pop();
+        }
+        let result = batch_result(&results, against_opponent);
         state.spsa.update(&probe, result, pairs);
         state.history.push(Step { probe, pairs, result, theta: state.spsa.theta.clone() });
         save(&state)?;
         updates += 1;
-        if updates.is_multiple_of(10) || state.spsa.done() {
+        if updates.is_multiple_of(10) {
             plot_paths(&state)?;
         }
         pb.set_position(state.spsa.k);
@@ -271,8 +274,8 @@ pub fn run_tune(cfg: &TuneConfig, progress: bool) -> Result<TuneState, TuneError
         tracing::debug!(k = state.spsa.k, result, theta = ?state.spsa.theta, "spsa update");
     }
     pb.finish_and_clear();
+    // Every update saved the state already; the plots are drawn once more at the end.
     plot_paths(&state)?;
-    save(&state)?;
     Ok(state)
 }
 
@@ -433,6 +436,17 @@ mod tests {
         std::fs::write(legs.join("tune.json"), b"{").unwrap();
         let e = run_tune(&config(&legs, 8), false).unwrap_err().to_string();
         assert!(e.contains("not a tuning state file"), "{e}");
+    }
+
+    #[test]
+    fn against_a_fixed_opponent_every_batch_plays_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = TuneConfig { opponent: Some("random".into()), ..config(dir.path(), 6) };
+        let state = run_tune(&c, false).unwrap();
+        assert_eq!((state.history.len(), state.spsa.k), (3, 6), "three batches of two pairs");
+        // Each pair is θ⁺ and θ⁻ against the opponent from both sides: results are halves
+        // of a difference of wins − losses over two games each, so within −2…2 per pair.
+        assert!(state.history.iter().all(|s| s.result.abs() <= 2.0 * s.pairs as f64 && (2.0 * s.result).fract() == 0.0));
     }
 
     #[test]
