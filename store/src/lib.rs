@@ -1,0 +1,356 @@
+//! Where a run's objects live: one interface over a local directory and S3-compatible
+//! servers, through Apache Arrow's `object_store` crate (which also speaks GCS and Azure).
+//!
+//! A run lives under a root URL: `file:///abs/dir` or a plain path (the default: no server
+//! needed), or `s3://bucket/prefix` with the standard `AWS_*` variables
+//! (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, and `AWS_ENDPOINT_URL` for a
+//! server other than AWS, e.g. Garage or MinIO; plain `http://` endpoints are allowed).
+//!
+//! The contract every caller relies on:
+//! - a put is atomic: a reader sees the whole object or none of it (a local put writes a
+//!   staging file and renames or hard-links it into place; an S3 PUT is atomic);
+//! - [`Store::put_new`] is create-only where the server supports it (a local directory,
+//!   AWS S3, MinIO) — Garage ignores `If-None-Match` on PUT, so the fleet's keys are chosen
+//!   so that only one writer ever writes a key, and the one race that needs a winner (the
+//!   trainer's claim of a generation) is decided by [`race`], which needs no conditional
+//!   write;
+//! - listing by prefix returns whole objects only, with the server's modification time.
+//!
+//! Every call is counted ([`Store::counters`]): the fleet documentation's requests and
+//! bytes per game are read from these counters.
+
+use bytes::Bytes;
+use futures::TryStreamExt;
+use object_store::{path::Path as ObjectPath, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// What went wrong, with the store's URL and the key.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("store URL `{url}`: {why}")]
+    Url { url: String, why: String },
+    #[error("{url}: {op} `{key}`: {source}")]
+    Request { url: String, op: &'static str, key: String, source: object_store::Error },
+    #[error("{url}: key `{key}` is not a valid object name: {why}")]
+    Key { url: String, key: String, why: String },
+}
+
+/// One object found by [`Store::list`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listed {
+    /// The key relative to the store's root.
+    pub key: String,
+    pub size: u64,
+    pub modified: SystemTime,
+}
+
+/// Requests made and bytes moved since the store was opened.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub puts: u64,
+    pub gets: u64,
+    pub lists: u64,
+    pub deletes: u64,
+    pub bytes_up: u64,
+    pub bytes_down: u64,
+}
+
+impl Counters {
+    pub fn requests(&self) -> u64 {
+        self.puts + self.gets + self.lists + self.deletes
+    }
+    /// `self − earlier`.
+    pub fn since(&self, earlier: &Counters) -> Counters {
+        Counters {
+            puts: self.puts - earlier.puts,
+            gets: self.gets - earlier.gets,
+            lists: self.lists - earlier.lists,
+            deletes: self.deletes - earlier.deletes,
+            bytes_up: self.bytes_up - earlier.bytes_up,
+            bytes_down: self.bytes_down - earlier.bytes_down,
+        }
+    }
+}
+
+#[derive(Default)]
+struct AtomicCounters {
+    puts: AtomicU64,
+    gets: AtomicU64,
+    lists: AtomicU64,
+    deletes: AtomicU64,
+    bytes_up: AtomicU64,
+    bytes_down: AtomicU64,
+}
+
+/// A run's root: a local directory or a bucket prefix. Cheap to clone; safe to share
+/// between threads. Its calls block (it owns a small runtime for the async client).
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<dyn ObjectStore>,
+    runtime: Arc<tokio::runtime::Runtime>,
+    url: String,
+    local_root: Option<PathBuf>,
+    counters: Arc<AtomicCounters>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Store({})", self.url)
+    }
+}
+
+impl Store {
+    /// Opens the root `url`: `s3://bucket[/prefix]`, `file:///dir`, or a plain path (a
+    /// directory, created if missing).
+    pub fn open(url: &str) -> Result<Store, StoreError> {
+        let bad = |why: String| StoreError::Url { url: url.to_string(), why };
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| bad(format!("starting the I/O runtime: {e}")))?;
+        if let Some(rest) = url.strip_prefix("s3://") {
+            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+            if bucket.is_empty() {
+                return Err(bad("no bucket name (expected s3://bucket/prefix)".into()));
+            }
+            let mut builder = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
+            if let Ok(endpoint) = std::env::var("AWS_ENDPOINT_URL") {
+                // A self-hosted server: path-style requests, and plain HTTP when asked for.
+                builder = builder.with_endpoint(&endpoint).with_virtual_hosted_style_request(false).with_allow_http(endpoint.starts_with("http://"));
+            }
+            let s3 = builder.build().map_err(|e| bad(e.to_string()))?;
+            let inner: Arc<dyn ObjectStore> = if prefix.trim_matches('/').is_empty() {
+                Arc::new(s3)
+            } else {
+                Arc::new(object_store::prefix::PrefixStore::new(s3, prefix.trim_matches('/')))
+            };
+            return Ok(Store { inner, runtime: Arc::new(runtime), url: url.to_string(), local_root: None, counters: Default::default() });
+        }
+        if url.contains("://") && !url.starts_with("file://") {
+            return Err(bad("unknown scheme (expected s3://, file:// or a directory)".into()));
+        }
+        let dir = PathBuf::from(url.strip_prefix("file://").unwrap_or(url));
+        if url.starts_with("file://") && !dir.is_absolute() {
+            return Err(bad("a file:// URL takes an absolute path (file:///dir)".into()));
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| bad(format!("creating {}: {e}", dir.display())))?;
+        let dir = dir.canonicalize().map_err(|e| bad(format!("{}: {e}", dir.display())))?;
+        let local = object_store::local::LocalFileSystem::new_with_prefix(&dir).map_err(|e| bad(e.to_string()))?;
+        Ok(Store { inner: Arc::new(local), runtime: Arc::new(runtime), url: url.to_string(), local_root: Some(dir), counters: Default::default() })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The directory behind a local store; `None` for a server.
+    pub fn local_root(&self) -> Option<&Path> {
+        self.local_root.as_deref()
+    }
+
+    /// Where `key` is on disk, for a local store (readers then use the file in place).
+    pub fn local_path(&self, key: &str) -> Option<PathBuf> {
+        self.local_root.as_ref().map(|r| r.join(key))
+    }
+
+    fn path(&self, key: &str) -> Result<ObjectPath, StoreError> {
+        ObjectPath::parse(key).map_err(|e| StoreError::Key { url: self.url.clone(), key: key.to_string(), why: e.to_string() })
+    }
+
+    fn failed(&self, op: &'static str, key: &str, source: object_store::Error) -> StoreError {
+        StoreError::Request { url: self.url.clone(), op, key: key.to_string(), source }
+    }
+
+    /// Writes `key` once: `Ok(true)` if this call created it, `Ok(false)` if it already
+    /// existed (then it is left as it was). See the crate's note on servers that ignore
+    /// create-only puts.
+    pub fn put_new(&self, key: &str, bytes: impl Into<Bytes>) -> Result<bool, StoreError> {
+        let bytes: Bytes = bytes.into();
+        let path = self.path(key)?;
+        self.count_put(bytes.len());
+        let opts = PutOptions { mode: PutMode::Create, ..Default::default() };
+        match self.runtime.block_on(self.inner.put_opts(&path, PutPayload::from(bytes), opts)) {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::AlreadyExists { .. }) | Err(object_store::Error::Precondition { .. }) => Ok(false),
+            Err(e) => Err(self.failed("put", key, e)),
+        }
+    }
+
+    /// Writes `key`, replacing it: only for derived views that are rewritten (the run's
+    /// report), and for heartbeats.
+    pub fn put(&self, key: &str, bytes: impl Into<Bytes>) -> Result<(), StoreError> {
+        let bytes: Bytes = bytes.into();
+        let path = self.path(key)?;
+        self.count_put(bytes.len());
+        self.runtime.block_on(self.inner.put(&path, PutPayload::from(bytes))).map_err(|e| self.failed("put", key, e))?;
+        Ok(())
+    }
+
+    fn count_put(&self, len: usize) {
+        self.counters.puts.fetch_add(1, Relaxed);
+        self.counters.bytes_up.fetch_add(len as u64, Relaxed);
+    }
+
+    /// The object's bytes, or `None` if there is no such key.
+    pub fn get(&self, key: &str) -> Result<Option<Bytes>, StoreError> {
+        let path = self.path(key)?;
+        self.counters.gets.fetch_add(1, Relaxed);
+        let got = self.runtime.block_on(async {
+            match self.inner.get(&path).await {
+                Ok(r) => r.bytes().await.map(Some),
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(e) => Err(e),
+            }
+        });
+        let got = got.map_err(|e| self.failed("get", key, e))?;
+        if let Some(b) = &got {
+            self.counters.bytes_down.fetch_add(b.len() as u64, Relaxed);
+        }
+        Ok(got)
+    }
+
+    /// Every object under `prefix` (a folder-like prefix: `selfplay/gen-0001`), sorted by key.
+    pub fn list(&self, prefix: &str) -> Result<Vec<Listed>, StoreError> {
+        let prefix_path = self.path(prefix.trim_end_matches('/'))?;
+        self.counters.lists.fetch_add(1, Relaxed);
+        let found: Vec<object_store::ObjectMeta> =
+            self.runtime.block_on(self.inner.list(Some(&prefix_path)).try_collect()).map_err(|e| self.failed("list", prefix, e))?;
+        let mut v: Vec<Listed> = found
+            .into_iter()
+            .map(|m| Listed { key: m.location.to_string(), size: m.size, modified: SystemTime::from(m.last_modified) })
+            .collect();
+        v.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(v)
+    }
+
+    /// Removes `key` (no error if it is absent).
+    pub fn delete(&self, key: &str) -> Result<(), StoreError> {
+        let path = self.path(key)?;
+        self.counters.deletes.fetch_add(1, Relaxed);
+        match self.runtime.block_on(self.inner.delete(&path)) {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(self.failed("delete", key, e)),
+        }
+    }
+
+    pub fn counters(&self) -> Counters {
+        let c = &self.counters;
+        Counters {
+            puts: c.puts.load(Relaxed),
+            gets: c.gets.load(Relaxed),
+            lists: c.lists.load(Relaxed),
+            deletes: c.deletes.load(Relaxed),
+            bytes_up: c.bytes_up.load(Relaxed),
+            bytes_down: c.bytes_down.load(Relaxed),
+        }
+    }
+}
+
+/// How a [`race`] ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RaceResult {
+    Won,
+    /// Another live contender holds it.
+    Lost { winner: String },
+}
+
+/// Decides who holds `prefix` (e.g. one generation's training) among contenders that each
+/// call this with their own `id`, without a conditional write:
+///
+/// 1. write the claim `prefix/<id>` (kept if it exists: a restarted contender keeps its
+///    place);
+/// 2. wait `settle` — longer than any put takes — so every claim written before ours
+///    finished is listed;
+/// 3. the earliest claim (server time, then key) among contenders whose heartbeat
+///    (`heartbeats/<id>`, see [`heartbeat`]) is younger than `lease` wins.
+///
+/// Two live contenders see each other's claims and agree on the earliest; one that
+/// claims after another has listed sees an earlier claim and loses. A claim whose owner
+/// stopped beating for `lease` is void, so a replacement with a new id takes over.
+pub fn race(store: &Store, prefix: &str, id: &str, settle: Duration, lease: Duration) -> Result<RaceResult, StoreError> {
+    heartbeat(store, id)?;
+    store.put_new(&format!("{prefix}/{id}"), Bytes::from(id.to_string()))?;
+    std::thread::sleep(settle);
+    let beats: std::collections::HashMap<String, SystemTime> =
+        store.list("heartbeats")?.into_iter().map(|l| (l.key.trim_start_matches("heartbeats/").to_string(), l.modified)).collect();
+    let newest_claim = store.list(prefix)?.iter().map(|l| l.modified).max().unwrap_or_else(SystemTime::now);
+    let mut claims: Vec<(SystemTime, String)> = store
+        .list(prefix)?
+        .into_iter()
+        .map(|l| (l.modified, l.key.rsplit('/').next().unwrap_or_default().to_string()))
+        .filter(|(_, who)| {
+            // Alive: beat within `lease` of the newest claim (server times only, so the
+            // contenders' clocks need not agree).
+            who == id || beats.get(who).is_some_and(|&b| newest_claim.duration_since(b).map_or(true, |age| age < lease))
+        })
+        .collect();
+    claims.sort();
+    match claims.first() {
+        Some((_, who)) if who != id => Ok(RaceResult::Lost { winner: who.clone() }),
+        _ => Ok(RaceResult::Won),
+    }
+}
+
+/// Marks `id` alive (rewrites `heartbeats/<id>`); a contender beats at least once per
+/// lease while it works.
+pub fn heartbeat(store: &Store, id: &str) -> Result<(), StoreError> {
+    store.put(&format!("heartbeats/{id}"), Bytes::from(id.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_local_store_writes_once_lists_by_prefix_and_counts_its_requests() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(&format!("file://{}", dir.path().display())).unwrap();
+        assert!(s.put_new("a/b/one", "first").unwrap());
+        assert!(!s.put_new("a/b/one", "second").unwrap(), "the second put of a key is refused");
+        assert_eq!(s.get("a/b/one").unwrap().unwrap(), Bytes::from("first"));
+        assert_eq!(s.get("a/b/none").unwrap(), None);
+        s.put_new("a/b/two", "x").unwrap();
+        s.put_new("a/c/three", "y").unwrap();
+        s.put_new("ab/four", "z").unwrap();
+        let keys: Vec<String> = s.list("a/b").unwrap().into_iter().map(|l| l.key).collect();
+        assert_eq!(keys, ["a/b/one", "a/b/two"]);
+        assert_eq!(s.list("a").unwrap().len(), 3, "a prefix is a folder: `ab/four` is not under `a`");
+        assert_eq!(std::fs::read(dir.path().join("a/c/three")).unwrap(), b"y", "a local store is a plain directory");
+        s.delete("a/b/two").unwrap();
+        s.delete("a/b/two").unwrap();
+        assert_eq!(s.list("a/b").unwrap().len(), 1);
+        let c = s.counters();
+        assert_eq!((c.puts, c.gets, c.lists, c.deletes), (5, 2, 3, 2));
+        assert_eq!(c.bytes_up, 5 + 6 + 1 + 1 + 1);
+        assert_eq!(c.bytes_down, 5);
+    }
+
+    #[test]
+    fn urls_that_cannot_be_a_store_are_refused_with_the_reason() {
+        for (url, why) in [("s3://", "no bucket"), ("ftp://host/x", "unknown scheme"), ("file://relative/dir", "absolute path")] {
+            let e = Store::open(url).unwrap_err().to_string();
+            assert!(e.contains(why) && e.contains(url), "{url}: {e}");
+        }
+    }
+
+    #[test]
+    fn of_two_live_contenders_exactly_one_wins_and_a_dead_ones_claim_is_void() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path().to_str().unwrap()).unwrap();
+        let settle = Duration::from_millis(500);
+        let lease = Duration::from_secs(60);
+        let results: Vec<RaceResult> = std::thread::scope(|scope| {
+            let a = scope.spawn(|| race(&s, "claims/gen-0001", "alice", settle, lease).unwrap());
+            let b = scope.spawn(|| race(&s, "claims/gen-0001", "bob", settle, lease).unwrap());
+            vec![a.join().unwrap(), b.join().unwrap()]
+        });
+        assert_eq!(results.iter().filter(|r| **r == RaceResult::Won).count(), 1, "{results:?}");
+        // A late contender loses to the holder; the holder, restarted, still holds it.
+        let winner = if results[0] == RaceResult::Won { "alice" } else { "bob" };
+        assert_eq!(race(&s, "claims/gen-0001", "carol", settle, lease).unwrap(), RaceResult::Lost { winner: winner.into() });
+        assert_eq!(race(&s, "claims/gen-0001", winner, settle, lease).unwrap(), RaceResult::Won);
+        // Once every other contender has stopped beating for a lease, a newcomer wins.
+        std::thread::sleep(Duration::from_millis(700));
+        assert_eq!(race(&s, "claims/gen-0001", "dave", settle, Duration::from_millis(600)).unwrap(), RaceResult::Won);
+    }
+}
