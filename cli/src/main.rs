@@ -37,6 +37,49 @@ impl VariantArgs {
     }
 }
 
+/// Where a fleet role finds the run, and who it is.
+#[derive(clap::Args, Clone)]
+struct FleetArgs {
+    /// The run's root: s3://bucket/prefix (credentials and endpoint from the AWS_*
+    /// variables), file:///dir or a directory.
+    #[arg(long, env = "COPPER_STORE")]
+    store: String,
+    /// This role's name in the store (its games, its claims); a restarted process with
+    /// the same id goes on where it stopped. Default: the host name.
+    #[arg(long, env = "COPPER_ID")]
+    id: Option<String>,
+    /// Local directory for downloaded models, games not yet uploaded and (trainer) its
+    /// copy of the run.
+    #[arg(long, env = "COPPER_WORK_DIR", default_value = "data/fleet")]
+    work_dir: std::path::PathBuf,
+    /// Seconds between looks at the store while waiting.
+    #[arg(long, default_value_t = 2.0)]
+    poll_seconds: f64,
+    /// No progress bars.
+    #[arg(long)]
+    quiet: bool,
+}
+
+impl FleetArgs {
+    fn id(&self) -> String {
+        self.id.clone().unwrap_or_else(|| {
+            std::env::var("HOSTNAME")
+                .ok()
+                .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+                .map(|h| h.trim().to_string())
+                .filter(|h| !h.is_empty())
+                .unwrap_or_else(|| "worker".into())
+        })
+    }
+    fn seconds(flag: &str, s: f64) -> Result<std::time::Duration> {
+        anyhow::ensure!(s.is_finite() && s >= 0.0 && s < 1e7, "--{flag} must be a number of seconds >= 0, not {s}");
+        Ok(std::time::Duration::from_secs_f64(s))
+    }
+    fn store(&self) -> Result<store::Store> {
+        Ok(store::Store::open(&self.store)?)
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Count the leaf nodes of the legal-move tree (with --divide, per first move).
@@ -54,6 +97,43 @@ enum Command {
         /// Print the count below each legal move.
         #[arg(long)]
         divide: bool,
+    },
+    /// A self-play worker of a run in a store (`--store`): plays games with the newest
+    /// model and uploads each as it ends, until the run's last model is out. Any number
+    /// run at once, on one machine or many; safe to kill and restart (docs/FLEET.md).
+    Worker {
+        #[command(flatten)]
+        fleet: FleetArgs,
+        /// Worker threads (each with selfplay.games_in_flight games); default: every core.
+        #[arg(long, env = "COPPER_THREADS")]
+        threads: Option<usize>,
+        /// Stop after this many games.
+        #[arg(long)]
+        max_games: Option<u64>,
+    },
+    /// The trainer of a run in a store (`--store`): waits for each generation's games,
+    /// trains, publishes the next model and evaluates it. A second trainer on the same
+    /// run loses the claim to the generation and stops (docs/FLEET.md).
+    Trainer {
+        #[command(flatten)]
+        fleet: FleetArgs,
+        /// Run configuration (TOML): starts the run, or must match the stored one. Without
+        /// it the trainer goes on with the run the store holds.
+        #[arg(long, env = "COPPER_CONFIG")]
+        config: Option<std::path::PathBuf>,
+        /// Override the config's number of generations.
+        #[arg(long)]
+        generations: Option<u32>,
+        /// Override the config's thread count.
+        #[arg(long, env = "COPPER_THREADS")]
+        threads: Option<usize>,
+        /// Seconds the claim race waits for other trainers' claims (longer than any put).
+        #[arg(long, default_value_t = 2.0)]
+        settle_seconds: f64,
+        /// Seconds of silence after which a trainer's claim is void (a replacement with
+        /// another --id then takes the generation over).
+        #[arg(long, default_value_t = 120.0)]
+        lease_seconds: f64,
     },
     /// The training loop: self-play, training and evaluation, generation after
     /// generation, in a run directory; the same command resumes an interrupted run.
@@ -543,6 +623,67 @@ fn run(cli: Cli) -> Result<()> {
             let secs = t.elapsed().as_secs_f64();
             println!("nodes {nodes}");
             eprintln!("time {secs:.3} s, {:.2} M nodes/s", nodes as f64 / secs / 1e6);
+        }
+        Command::Worker { fleet, threads, max_games } => {
+            let store = fleet.store()?;
+            let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            anyhow::ensure!((1..=256).contains(&threads), "--threads must be 1..=256, not {threads}");
+            let opts = pipeline::fleet::WorkerOptions {
+                id: fleet.id(),
+                threads,
+                work_dir: fleet.work_dir.join(format!("worker-{}", fleet.id())),
+                poll: FleetArgs::seconds("poll-seconds", fleet.poll_seconds)?,
+                max_games,
+            };
+            let stop = std::sync::atomic::AtomicBool::new(false);
+            let report = pipeline::fleet::run_worker(&store, &opts, &stop)?;
+            let c = store.counters();
+            println!(
+                "worker {}: {} games (generations {:?}); store: {} requests ({} puts, {} gets, {} lists), {} bytes up, {} bytes down",
+                opts.id,
+                report.games,
+                report.generations,
+                c.requests(),
+                c.puts,
+                c.gets,
+                c.lists,
+                c.bytes_up,
+                c.bytes_down
+            );
+        }
+        Command::Trainer { fleet, config, generations, threads, settle_seconds, lease_seconds } => {
+            let store = fleet.store()?;
+            let mut cfg = config.as_deref().map(pipeline::RunConfig::load).transpose()?;
+            if let Some(c) = cfg.as_mut() {
+                if let Some(g) = generations {
+                    c.generations = g;
+                }
+                if let Some(t) = threads {
+                    c.threads = t;
+                }
+                c.validate()?;
+            } else {
+                anyhow::ensure!(generations.is_none() && threads.is_none(), "--generations and --threads override a --config");
+            }
+            let opts = pipeline::fleet::TrainerOptions {
+                id: fleet.id(),
+                work_dir: Some(fleet.work_dir.join(format!("trainer-{}", fleet.id()))),
+                poll: FleetArgs::seconds("poll-seconds", fleet.poll_seconds)?,
+                settle: FleetArgs::seconds("settle-seconds", settle_seconds)?,
+                lease: FleetArgs::seconds("lease-seconds", lease_seconds)?,
+            };
+            pipeline::fleet::run_trainer(&store, cfg.as_ref(), &opts, !fleet.quiet, &mut |dir| refresh_page(dir))?;
+            let c = store.counters();
+            println!(
+                "trainer {}: store: {} requests ({} puts, {} gets, {} lists), {} bytes up, {} bytes down",
+                opts.id,
+                c.requests(),
+                c.puts,
+                c.gets,
+                c.lists,
+                c.bytes_up,
+                c.bytes_down
+            );
         }
         Command::Train { config, run_dir, generations, threads, device, from_model, quiet } => {
             let mut cfg = pipeline::RunConfig::load(&config)?;

@@ -58,7 +58,9 @@ fn a_tiny_loop_learns_to_beat_the_uniform_prior_search() {
         "plots/endings.svg",
         "plots/policy.svg",
         "plots/time.svg",
-        "selfplay/gen-0003/games.jsonl",
+        "selfplay/gen-0003/summary.json",
+        "train/gen-0003.games.json",
+        "models/gen-0003.manifest.json",
         "config.toml",
         "models/gen-0003/model.json",
         "index.html",
@@ -67,20 +69,23 @@ fn a_tiny_loop_learns_to_beat_the_uniform_prior_search() {
     }
 }
 
-fn shards(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+/// The shard files under `dir` (a generation's games are in one folder per worker).
+fn shard_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for g in 1..=2 {
-        if let Ok(entries) = std::fs::read_dir(dir.join(format!("selfplay/gen-{g:04}"))) {
-            for e in entries.flatten() {
-                let p = e.path();
-                if p.extension().is_some_and(|x| x == "shard") {
-                    out.push((p.clone(), std::fs::read(&p).unwrap()));
-                }
-            }
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(shard_files(&p));
+        } else if p.extension().is_some_and(|x| x == "shard") {
+            out.push(p);
         }
     }
     out.sort();
     out
+}
+
+fn shards(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    (1..=2).flat_map(|g| shard_files(&dir.join(format!("selfplay/gen-{g:04}")))).map(|p| (p.clone(), std::fs::read(&p).unwrap())).collect()
 }
 
 /// Starts the loop and SIGKILLs it as soon as `ready()` holds. Panics if the loop ends
@@ -177,14 +182,8 @@ fn the_teacher_stage_makes_generation_zero_and_its_games_train_generation_one() 
     let e = eval(d, 1);
     assert_eq!(e["vs_previous"]["opponent"], "gen-0", "{e}");
     // Records in a generation's shards.
-    let positions = |g: u32| -> u64 {
-        std::fs::read_dir(d.join(format!("selfplay/gen-{g:04}")))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "shard"))
-            .map(|p| records::read_shard(&p).unwrap().records.len() as u64)
-            .sum()
-    };
+    let positions =
+        |g: u32| -> u64 { shard_files(&d.join(format!("selfplay/gen-{g:04}"))).iter().map(|p| records::read_shard(p).unwrap().records.len() as u64).sum() };
     let train = |g: u32| -> serde_json::Value { serde_json::from_slice(&std::fs::read(d.join(format!("train/gen-{g:04}.json"))).unwrap()).unwrap() };
     let samples = |g: u32| train(g)["train_samples"].as_u64().unwrap() + train(g)["validation_samples"].as_u64().unwrap();
     assert_eq!(samples(0), summary["positions"].as_u64().unwrap());

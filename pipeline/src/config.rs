@@ -72,6 +72,13 @@ impl RunConfig {
         Ok(config)
     }
 
+    /// A config from TOML text (the one a run saved), checked.
+    pub fn from_toml_str(text: &str) -> Result<RunConfig> {
+        let config: RunConfig = toml::from_str(text)?;
+        config.validate()?;
+        Ok(config)
+    }
+
     pub fn validate(&self) -> Result<()> {
         if !(1..=1_000_000).contains(&self.generations) {
             bail!("generations: {} is outside 1..=1000000", self.generations);

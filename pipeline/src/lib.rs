@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod evaluation;
+pub mod fleet;
 pub mod ladder;
 pub mod report;
 pub mod run_dir;

@@ -6,9 +6,8 @@
 
 use crate::config::RunConfig;
 use crate::evaluation::{play_match, MatchSpec};
-use crate::report::{summary_line, write_summary};
 pub use crate::run_dir::{read_json, write_json, EvalSummary, Generation, RunDir, SelfplaySummary, TrainSummary};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use neteval::NetEvaluator;
 pub use records::run_dir::{StartValueEntry, StartValues};
@@ -36,7 +35,7 @@ pub fn write_start_values(run: &RunDir, cfg: &RunConfig, g: u32) -> Result<()> {
     write_json(&path, &StartValues { generation: g, max_plies: cfg.selfplay.max_plies, starts })
 }
 
-fn bar(len: u64, what: &str, show: bool) -> ProgressBar {
+pub(crate) fn bar(len: u64, what: &str, show: bool) -> ProgressBar {
     if !show {
         return ProgressBar::hidden();
     }
@@ -101,29 +100,6 @@ fn selfplay_queue<E: Evaluator<Game> + 'static>(eval: E, cfg: &RunConfig) -> Bat
     BatchingEvaluator::new(eval, BatchingConfig { max_batch, ..BatchingConfig::default() })
 }
 
-/// Loads generation `g`'s model as an evaluator (the uniform stand-in for generation 0
-/// unless the teacher stage trained one).
-fn evaluator_for(run: &RunDir, cfg: &RunConfig, g: u32) -> Result<Box<dyn Evaluator<Game>>> {
-    if g == 0 && !has_model(run, 0) {
-        return Ok(Box::new(UniformEvaluator));
-    }
-    Ok(selfplay_evaluator(cfg, &run.model(g))?.0)
-}
-
-/// Checks the run directory belongs to this run and saves the resolved config.
-fn prepare(run: &RunDir, cfg: &RunConfig) -> Result<()> {
-    std::fs::create_dir_all(&run.0).with_context(|| format!("creating {}", run.0.display()))?;
-    let saved = run.config();
-    if let Ok(text) = std::fs::read_to_string(&saved) {
-        let old: RunConfig = toml::from_str(&text).with_context(|| format!("{} is not a run config", saved.display()))?;
-        if old.variant != cfg.variant || old.options != cfg.options || old.network != cfg.network || old.seed != cfg.seed {
-            bail!("{} holds a different run (variant, options, network or seed differ); choose another run_dir", run.0.display());
-        }
-    }
-    records::write_atomic(&saved, cfg.to_toml().as_bytes())?;
-    Ok(())
-}
-
 fn has_model(run: &RunDir, g: u32) -> bool {
     run.model(g).join("model.json").exists()
 }
@@ -134,99 +110,40 @@ pub fn train_loop(cfg: &RunConfig, show_progress: bool) -> Result<()> {
 
 /// [`train_loop`], calling `after_generation(run_dir)` once each generation's reports are
 /// written (e.g. to rewrite the run's page, `copper view`).
+///
+/// The trainer and one worker (`cfg.threads` threads) in one process over the run
+/// directory as a local store: the same roles `copper trainer` and `copper worker` run
+/// apart ([`crate::fleet`]).
 pub fn train_loop_with(cfg: &RunConfig, show_progress: bool, after_generation: &mut dyn FnMut(&Path)) -> Result<()> {
-    let run = RunDir(cfg.run_dir.clone());
-    prepare(&run, cfg)?;
-    model::init_cpu_threads(cfg.threads);
+    std::fs::create_dir_all(&cfg.run_dir).with_context(|| format!("creating {}", cfg.run_dir.display()))?;
+    let store = store::Store::open(&cfg.run_dir.to_string_lossy())?;
     let variant = cfg.variant()?;
-    tracing::info!(run = %run.0.display(), variant = %variant.title, generations = cfg.generations, "training loop");
-    if let Some(dir) = &cfg.initial_model {
-        start_from_model(&run, cfg, dir)?;
-    }
-    if cfg.teacher.enabled() {
-        teacher_stage(&run, cfg, show_progress)?;
-    }
-    for g in 1..=cfg.generations {
-        if read_json::<EvalSummary>(&run.eval_report(g))?.is_some() {
-            tracing::debug!(generation = g, "already done");
-            // A report only: a run finished before these files existed gets them now, and
-            // a model that cannot be read for it does not stop the run.
-            if let Err(e) = write_start_values(&run, cfg, g) {
-                tracing::warn!(generation = g, "start values: {e:#}");
-            }
-            continue;
-        }
-        let t = Instant::now();
-        let sp = selfplay_generation(&run, cfg, g, show_progress)?;
-        let tr = train_generation(&run, cfg, g, show_progress)?;
-        let ev = evaluate_generation(&run, cfg, g, show_progress)?;
-        if let Err(e) = write_start_values(&run, cfg, g) {
-            tracing::warn!(generation = g, "start values: {e:#}");
-        }
-        let line = summary_line(&Generation { generation: g, selfplay: sp, train: tr, eval: ev }, t.elapsed());
-        println!("{line}");
-        write_summary(&run, cfg)?;
-        after_generation(&run.0);
-    }
-    write_summary(&run, cfg)?;
-    Ok(())
-}
-
-pub fn selfplay_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) -> Result<SelfplaySummary> {
-    let dir = run.selfplay(g);
-    let summary_path = run.selfplay_summary(g);
-    let ids: Vec<u64> = (0..cfg.selfplay.games as u64).map(|i| g as u64 * GAME_ID_STRIDE + i).collect();
-    let missing: Vec<u64> = ids.iter().copied().filter(|&id| !shard_path(&dir, id).exists()).collect();
-    if missing.is_empty() {
-        if let Some(s) = read_json(&summary_path)? {
-            return Ok(s);
-        }
-    }
-    let evaluator = evaluator_for(run, cfg, g - 1)?;
-    let job = SelfplayJob {
-        variant: cfg.variant()?,
-        config: cfg.selfplay.clone(),
-        generation: g,
-        out_dir: dir.clone(),
-        game_ids: missing.clone(),
+    tracing::info!(run = %cfg.run_dir.display(), variant = %variant.title, generations = cfg.generations, "training loop");
+    let trainer = crate::fleet::TrainerOptions {
+        id: "local".into(),
+        work_dir: None,
+        poll: Duration::from_millis(100),
+        settle: Duration::from_millis(20),
+        lease: Duration::from_secs(60),
+    };
+    let worker = crate::fleet::WorkerOptions {
+        id: "local".into(),
         threads: cfg.threads,
-        seed: cfg.seed,
+        work_dir: cfg.run_dir.join(".worker"),
+        poll: Duration::from_millis(100),
+        max_games: None,
     };
-    let pb = bar(ids.len() as u64, "selfplay", show);
-    let (_, s) = play_with_progress(&job, &*evaluator, &pb, (ids.len() - missing.len()) as u64)?;
-    let secs = s.seconds.max(1e-9);
-    // Counts over every game of the generation, whichever invocation played it.
-    let lines = selfplay::read_games(&dir).with_context(|| format!("reading the game log of {}", dir.display()))?;
-    let played: std::collections::BTreeSet<u64> = ids.iter().copied().filter(|&id| shard_path(&dir, id).exists()).collect();
-    let all = selfplay::GamesSummary::of(&lines, &played);
-    if all.games < played.len() as u64 {
-        tracing::warn!(
-            generation = g,
-            logged = all.games,
-            shards = played.len(),
-            "some games have shards but no line in games.jsonl (written before it existed?)"
-        );
-    }
-    let summary = SelfplaySummary {
-        games: ids.len() as u64,
-        seconds: s.seconds,
-        positions_per_second: s.positions as f64 / secs,
-        simulations_per_second: s.simulations as f64 / secs,
-        average_plies: all.average_plies(),
-        black_wins: all.black_wins,
-        white_wins: all.white_wins,
-        draws: all.draws,
-        resignations: all.resignations,
-        false_resignations: all.false_resignations,
-        would_resign: all.would_resign,
-        network_share: s.eval_seconds / (secs * cfg.threads as f64),
-        endings: all.endings,
-        prior_entropy: all.prior_entropy,
-        improvement_kl: all.improvement_kl,
-        positions: all.positions,
-    };
-    write_json(&summary_path, &summary)?;
-    Ok(summary)
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        // The worker sees the last model and stops by itself; told to stop, it also
+        // stops when the trainer failed.
+        let playing = scope.spawn(|| crate::fleet::run_worker(&store, &worker, &stop));
+        let trained = crate::fleet::run_trainer(&store, Some(cfg), &trainer, show_progress, after_generation);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let played = playing.join().map_err(|_| anyhow::anyhow!("the self-play worker panicked"))?;
+        trained?;
+        played.map(|_| ())
+    })
 }
 
 /// Plays a self-play job while a progress bar shows the workers' counters.
@@ -291,7 +208,7 @@ pub fn teacher_stage(run: &RunDir, cfg: &RunConfig, show: bool) -> Result<()> {
         s.fit.constant_loss,
         s.cpu_seconds / 3600.0
     );
-    let tr = train_generation(run, cfg, 0, show)?;
+    let tr = train_generation_on(run, cfg, 0, teacher_shards(run), show)?;
     if let (Some(v), Some(c)) = (tr.validation, tr.calibration.as_ref()) {
         println!(
             "teacher training: {} steps, validation loss {:.3} (policy {:.3}, value {:.3} against the constant {:.3})",
@@ -303,7 +220,7 @@ pub fn teacher_stage(run: &RunDir, cfg: &RunConfig, show: bool) -> Result<()> {
 
 /// Generation 0 is a trained model: copied to `models/gen-0000` and the trainer's
 /// starting weights.
-fn start_from_model(run: &RunDir, cfg: &RunConfig, dir: &Path) -> Result<()> {
+pub(crate) fn start_from_model(run: &RunDir, cfg: &RunConfig, dir: &Path) -> Result<()> {
     trainer::start_from_model(&run.checkpoint(), dir, cfg.variant()?, &cfg.net_config()?, cfg.seed)
         .with_context(|| format!("starting from {}", dir.display()))?;
     if !has_model(run, 0) {
@@ -313,28 +230,31 @@ fn start_from_model(run: &RunDir, cfg: &RunConfig, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Shards of generation `g`'s training window: the last `training.window_generations`
-/// generations, and the teacher's games (generation 0) while `g` is within
+/// The generations whose games are generation `g`'s training window: the last
+/// `training.window_generations`, and the teacher's (generation 0) while `g` is within
 /// `teacher.window_generations` of it.
-fn window_shards(run: &RunDir, cfg: &RunConfig, g: u32) -> Vec<PathBuf> {
+pub(crate) fn window_generations(cfg: &RunConfig, g: u32) -> Vec<u32> {
     let first = if cfg.teacher.enabled() && g <= cfg.teacher.window_generations { 0 } else { g.saturating_sub(cfg.training.window_generations - 1).max(1) };
     let mut gens: Vec<u32> = (first..=g).collect();
     if first == 0 {
         // The teacher's games, then the self-play window.
         gens.retain(|&x| x == 0 || x + cfg.training.window_generations > g);
     }
-    let mut shards = Vec::new();
-    for gen in gens {
-        if let Ok(entries) = std::fs::read_dir(run.selfplay(gen)) {
-            let mut v: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "shard")).collect();
-            v.sort();
-            shards.extend(v);
-        }
-    }
-    shards
+    gens
 }
 
-pub fn train_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) -> Result<TrainSummary> {
+/// The teacher's shards (generation 0 of a local run).
+fn teacher_shards(run: &RunDir) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(run.selfplay(0))
+        .map(|entries| entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "shard")).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Trains generation `g` on `shards` (its window) into `models/gen-NNNN/`, or reads the
+/// report of a generation already trained.
+pub fn train_generation_on(run: &RunDir, cfg: &RunConfig, g: u32, shards: Vec<PathBuf>, show: bool) -> Result<TrainSummary> {
     if let Some(s) = read_json::<TrainSummary>(&run.train_report(g))? {
         if run.model(g).join("model.json").exists() {
             return Ok(s);
@@ -356,7 +276,7 @@ pub fn train_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) -> Re
         config,
         net: cfg.net_config()?,
         generation: g,
-        shards: window_shards(run, cfg, g),
+        shards,
         checkpoint: run.checkpoint(),
         export_dir: run.model(g),
         seed: cfg.seed,
@@ -447,6 +367,7 @@ pub fn standalone_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, out: &Path
         game_ids: ids.clone(),
         threads: cfg.threads,
         seed: cfg.seed,
+        on_finished: None,
     };
     let pb = bar(ids.len() as u64, "selfplay", show);
     let (_, s) = play_with_progress(&job, &*evaluator, &pb, 0)?;
@@ -500,6 +421,7 @@ pub fn bench_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, games: u32) -> 
         game_ids: (0..games as u64).collect(),
         threads: cfg.threads,
         seed: cfg.seed,
+        on_finished: None,
     };
     let stats = Stats::default();
     let cpu0 = process_cpu_seconds();
@@ -568,7 +490,16 @@ mod tests {
         let (evaluator, queue) = batched(NetEvaluator::on_device(net, variant).unwrap(), &cfg, variant);
         let queue = queue.unwrap();
         let out = dir.path().join("games");
-        let job = SelfplayJob { variant, config: cfg.selfplay.clone(), generation: 1, out_dir: out.clone(), game_ids: (0..6).collect(), threads: 2, seed: 5 };
+        let job = SelfplayJob {
+            variant,
+            config: cfg.selfplay.clone(),
+            generation: 1,
+            out_dir: out.clone(),
+            game_ids: (0..6).collect(),
+            threads: 2,
+            seed: 5,
+            on_finished: None,
+        };
         let stats = Stats::default();
         let finished = play_games(&job, &*evaluator, &stats).unwrap();
         assert_eq!(finished.len(), 6);

@@ -91,3 +91,139 @@ pub struct StartValueEntry {
     pub draw: f32,
     pub white_win: f32,
 }
+
+/// The run's objects in a store (`store` crate) by key, relative to the run's root URL.
+/// On a local root the keys are the run directory's paths above; a server holds the same
+/// tree. Everything is written once, except the derived report (`summary.tsv`, `plots/`,
+/// pages) and `heartbeats/`, which are rewritten. A multi-object item is visible only
+/// once its manifest, written last, exists.
+///
+/// - `config.toml` — the run's configuration, written by the trainer; workers read it
+/// - `models/gen-NNNN/…` then `models/gen-NNNN.manifest.json` ([`ModelManifest`]): the
+///   model of generation N with the content hash of its files
+/// - `selfplay/gen-NNNN/<worker>/game-XXXXXXXX.json` (the game's log line) then
+///   `….shard` (its positions): one finished game of generation N (played by model
+///   N−1) by one worker; the shard's existence is the game's commit. The teacher's games
+///   are `selfplay/gen-0000/game-*.shard`
+/// - `train/gen-NNNN.games.json` ([`StepManifest`]): every game training step N
+///   consumed for the first time — each finished game is in exactly one
+/// - `claims/gen-NNNN/<trainer>` and `heartbeats/<id>`: which trainer holds generation N
+///   (`store::race`)
+/// - `trainer/gen-NNNN.ckpt` — the trainer's checkpoint after generation N, so a trainer
+///   on a fresh machine resumes (a local root keeps `trainer.ckpt` instead)
+/// - `train/`, `eval/`, `selfplay/gen-NNNN/summary.json` — the reports, as above
+pub mod keys {
+    fn gen(g: u32) -> String {
+        format!("gen-{g:04}")
+    }
+    pub const CONFIG: &str = "config.toml";
+    pub const MODELS: &str = "models";
+    pub const SELFPLAY: &str = "selfplay";
+    pub const TRAIN: &str = "train";
+    pub fn model_dir(g: u32) -> String {
+        format!("models/{}", gen(g))
+    }
+    pub fn model_manifest(g: u32) -> String {
+        format!("models/{}.manifest.json", gen(g))
+    }
+    /// The generation of a model manifest's key.
+    pub fn manifest_generation(key: &str) -> Option<u32> {
+        key.strip_prefix("models/gen-")?.strip_suffix(".manifest.json")?.parse().ok()
+    }
+    pub fn selfplay_dir(g: u32) -> String {
+        format!("selfplay/{}", gen(g))
+    }
+    pub fn game_shard(g: u32, worker: &str, game_id: u64) -> String {
+        format!("selfplay/{}/{worker}/game-{game_id:08}.shard", gen(g))
+    }
+    /// The log line beside a game's shard.
+    pub fn game_line(shard_key: &str) -> String {
+        format!("{}.json", shard_key.trim_end_matches(".shard"))
+    }
+    /// `(generation, worker, game id)` of a game's shard key; the worker is empty for the
+    /// teacher's games.
+    pub fn parse_game_shard(key: &str) -> Option<(u32, String, u64)> {
+        let rest = key.strip_prefix("selfplay/gen-")?.strip_suffix(".shard")?;
+        let (g, rest) = rest.split_once('/')?;
+        let (worker, file) = rest.rsplit_once('/').unwrap_or(("", rest));
+        Some((g.parse().ok()?, worker.to_string(), file.strip_prefix("game-")?.parse().ok()?))
+    }
+    pub fn step_manifest(g: u32) -> String {
+        format!("train/{}.games.json", gen(g))
+    }
+    pub fn claims(g: u32) -> String {
+        format!("claims/{}", gen(g))
+    }
+    pub fn checkpoint_after(g: u32) -> String {
+        format!("trainer/{}.ckpt", gen(g))
+    }
+    /// The generation of a `trainer/gen-NNNN.ckpt` key.
+    pub fn checkpoint_generation(key: &str) -> Option<u32> {
+        key.strip_prefix("trainer/gen-")?.strip_suffix(".ckpt")?.parse().ok()
+    }
+}
+
+/// `models/gen-NNNN.manifest.json`: the files of a published model and their content hash.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ModelManifest {
+    pub generation: u32,
+    /// FNV-1a 64 of the files' names and bytes in name order, in hex: a content id, so a
+    /// worker's cache keeps one copy per model and never mixes two.
+    pub hash: String,
+    pub files: Vec<ManifestFile>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct ManifestFile {
+    pub name: String,
+    pub size: u64,
+}
+
+/// `train/gen-NNNN.games.json`: the games training step N consumed for the first time.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct StepManifest {
+    pub generation: u32,
+    /// Shard keys, sorted.
+    pub games: Vec<String>,
+}
+
+/// FNV-1a 64 over `parts` (each length-prefixed so that boundaries count).
+pub fn content_hash<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    };
+    for p in parts {
+        eat(&(p.len() as u64).to_le_bytes());
+        eat(p);
+    }
+    format!("{h:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn game_keys_parse_back_and_manifest_keys_name_their_generation() {
+        let k = keys::game_shard(3, "w-1", 3_000_017);
+        assert_eq!(k, "selfplay/gen-0003/w-1/game-03000017.shard");
+        assert_eq!(keys::parse_game_shard(&k), Some((3, "w-1".into(), 3_000_017)));
+        assert_eq!(keys::parse_game_shard("selfplay/gen-0000/game-00000005.shard"), Some((0, String::new(), 5)));
+        assert_eq!(keys::parse_game_shard("selfplay/gen-0003/summary.json"), None);
+        assert_eq!(keys::game_line(&k), "selfplay/gen-0003/w-1/game-03000017.json");
+        assert_eq!(keys::manifest_generation(&keys::model_manifest(12)), Some(12));
+        assert_eq!(keys::manifest_generation("models/gen-0012/model.json"), None);
+        assert_eq!(keys::checkpoint_generation(&keys::checkpoint_after(7)), Some(7));
+    }
+
+    #[test]
+    fn the_content_hash_is_fnv1a_and_sees_part_boundaries() {
+        // FNV-1a 64 of the empty input is its offset basis.
+        assert_eq!(content_hash(std::iter::empty::<&[u8]>()), "cbf29ce484222325");
+        assert_ne!(content_hash([&b"ab"[..], b"c"]), content_hash([&b"a"[..], b"bc"]));
+    }
+}

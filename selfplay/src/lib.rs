@@ -9,5 +9,5 @@ mod stats;
 
 pub use config::{ConfigError, SelfplayConfig};
 pub use game_log::{entropy_and_kl, games_path, read_games, GameLine, GamesSummary, GAMES_FILE};
-pub use play::{play_games, shard_path, start_positions, EndReason, FinishedGame, GameEnd, SelfplayError, SelfplayJob};
+pub use play::{play_games, shard_path, start_positions, EndReason, FinishedGame, GameEnd, GameSink, SelfplayError, SelfplayJob};
 pub use stats::{Stats, StatsSnapshot};

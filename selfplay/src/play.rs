@@ -24,6 +24,19 @@ pub struct SelfplayJob {
     pub game_ids: Vec<u64>,
     pub threads: usize,
     pub seed: u64,
+    /// Called with each game as soon as its shard is written (e.g. to upload it), on the
+    /// worker thread that played it; an error stops self-play.
+    pub on_finished: Option<GameSink>,
+}
+
+/// A callback given each finished game ([`SelfplayJob::on_finished`]).
+#[derive(Clone)]
+pub struct GameSink(pub std::sync::Arc<dyn Fn(&FinishedGame) -> Result<(), String> + Send + Sync>);
+
+impl std::fmt::Debug for GameSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("GameSink")
+    }
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -46,6 +59,8 @@ pub struct FinishedGame {
     pub plies: usize,
     pub end: GameEnd,
     pub shard: PathBuf,
+    /// Its line of the game log.
+    pub line: GameLine,
 }
 
 /// Path of the shard of a game.
@@ -117,6 +132,8 @@ pub enum SelfplayError {
     Record(#[from] RecordError),
     #[error("writing the game log: {0}")]
     Log(#[from] records::jsonl::JsonlError),
+    #[error("after game {game}: {message}")]
+    Sink { game: u64, message: String },
     #[error("self-play panicked while playing game(s) {games:?}: {message}")]
     Panic { games: Vec<u64>, message: String },
 }
@@ -371,5 +388,9 @@ fn finish(job: &SelfplayJob, slot: Slot, end: GameEnd, stats: &Stats) -> Result<
             stats.false_resign.fetch_add(1, Relaxed);
         }
     }
-    Ok(FinishedGame { game_id: slot.game_id, start: slot.start, plies, end, shard })
+    let game = FinishedGame { game_id: slot.game_id, start: slot.start, plies, end, shard, line };
+    if let Some(sink) = &job.on_finished {
+        (sink.0)(&game).map_err(|message| SelfplayError::Sink { game: game.game_id, message })?;
+    }
+    Ok(game)
 }

@@ -14,7 +14,16 @@ fn job(dir: &std::path::Path, threads: usize, ids: Vec<u64>) -> SelfplayJob {
         max_plies: 60,
         ..SelfplayConfig::default()
     };
-    SelfplayJob { variant: Variant::builtin("minishogi").unwrap(), config, generation: 0, out_dir: dir.to_path_buf(), game_ids: ids, threads, seed: 42 }
+    SelfplayJob {
+        variant: Variant::builtin("minishogi").unwrap(),
+        config,
+        generation: 0,
+        out_dir: dir.to_path_buf(),
+        game_ids: ids,
+        threads,
+        seed: 42,
+        on_finished: None,
+    }
 }
 
 #[test]
@@ -169,7 +178,16 @@ fn starts_rotate_by_game_id_and_are_recorded() {
     let family = v.start_family();
     let starts = ["no-copper".to_string(), "swapped".to_string(), "both-in-hand".to_string()];
     let config = SelfplayConfig { games: 6, simulations: 4, fast_simulations: 2, max_plies: 3, starts: starts.to_vec(), ..SelfplayConfig::default() };
-    let j = SelfplayJob { variant: v, config, generation: 0, out_dir: dir.path().to_path_buf(), game_ids: (10..16).collect(), threads: 1, seed: 1 };
+    let j = SelfplayJob {
+        variant: v,
+        config,
+        generation: 0,
+        out_dir: dir.path().to_path_buf(),
+        game_ids: (10..16).collect(),
+        threads: 1,
+        seed: 1,
+        on_finished: None,
+    };
     let games = play_games(&j, &UniformEvaluator, &Stats::default()).unwrap();
     assert_eq!(games.len(), 6);
     for g in &games {

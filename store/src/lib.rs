@@ -119,11 +119,8 @@ impl Store {
                 builder = builder.with_endpoint(&endpoint).with_virtual_hosted_style_request(false).with_allow_http(endpoint.starts_with("http://"));
             }
             let s3 = builder.build().map_err(|e| bad(e.to_string()))?;
-            let inner: Arc<dyn ObjectStore> = if prefix.trim_matches('/').is_empty() {
-                Arc::new(s3)
-            } else {
-                Arc::new(object_store::prefix::PrefixStore::new(s3, prefix.trim_matches('/')))
-            };
+            let inner: Arc<dyn ObjectStore> =
+                if prefix.trim_matches('/').is_empty() { Arc::new(s3) } else { Arc::new(object_store::prefix::PrefixStore::new(s3, prefix.trim_matches('/'))) };
             return Ok(Store { inner, runtime: Arc::new(runtime), url: url.to_string(), local_root: None, counters: Default::default() });
         }
         if url.contains("://") && !url.starts_with("file://") {
@@ -215,10 +212,8 @@ impl Store {
         self.counters.lists.fetch_add(1, Relaxed);
         let found: Vec<object_store::ObjectMeta> =
             self.runtime.block_on(self.inner.list(Some(&prefix_path)).try_collect()).map_err(|e| self.failed("list", prefix, e))?;
-        let mut v: Vec<Listed> = found
-            .into_iter()
-            .map(|m| Listed { key: m.location.to_string(), size: m.size, modified: SystemTime::from(m.last_modified) })
-            .collect();
+        let mut v: Vec<Listed> =
+            found.into_iter().map(|m| Listed { key: m.location.to_string(), size: m.size, modified: SystemTime::from(m.last_modified) }).collect();
         v.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(v)
     }
@@ -251,7 +246,9 @@ impl Store {
 pub enum RaceResult {
     Won,
     /// Another live contender holds it.
-    Lost { winner: String },
+    Lost {
+        winner: String,
+    },
 }
 
 /// Decides who holds `prefix` (e.g. one generation's training) among contenders that each

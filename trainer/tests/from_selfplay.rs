@@ -15,6 +15,7 @@ fn records_written_by_self_play_train_the_network() {
         game_ids: (0..4).collect(),
         threads: 1,
         seed: 3,
+        on_finished: None,
     };
     let games = selfplay::play_games(&job, &search::UniformEvaluator, &selfplay::Stats::default()).unwrap();
     let positions: usize = games.iter().map(|g| g.plies).sum();

@@ -1,0 +1,568 @@
+//! The loop's two roles over a store (`store` crate; the keys are `records::run_dir::keys`):
+//!
+//! - a **worker** plays self-play games with the newest published model and uploads each
+//!   finished game (its log line, then its shard: the shard is the commit) the moment it
+//!   ends, until generation N has its `selfplay.games`, then waits for model N;
+//! - the **trainer** claims each generation (`store::race`: a second trainer on the same
+//!   run loses and stops), waits for its games, writes the step manifest of every
+//!   finished game no earlier step consumed (write-once, so a restarted trainer consumes
+//!   the same games), trains on the window of the last manifests, publishes the model
+//!   (files, then the manifest with their hash) and evaluates it.
+//!
+//! `copper train` is both roles in one process over a local root; `copper worker` and
+//! `copper trainer` run them apart, on one machine or many. Either is safe to kill at any
+//! point: a game is in the store whole or not at all, a model is visible only with its
+//! manifest, and a restarted role goes on from what the store holds.
+
+use crate::config::RunConfig;
+use crate::run_loop::{self, selfplay_evaluator, GAME_ID_STRIDE};
+use anyhow::{anyhow, bail, Context, Result};
+use records::run_dir::{content_hash, keys, ManifestFile, ModelManifest, RunDir, StepManifest};
+use rules::Game;
+use search::{Evaluator, UniformEvaluator};
+use selfplay::{GameLine, GameSink, SelfplayJob, Stats};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use store::{RaceResult, Store};
+
+/// The run's configuration as the trainer saved it in the store.
+pub fn stored_config(store: &Store) -> Result<Option<RunConfig>> {
+    let Some(bytes) = store.get(keys::CONFIG)? else { return Ok(None) };
+    let text = std::str::from_utf8(&bytes).with_context(|| format!("{}/{} is not UTF-8", store.url(), keys::CONFIG))?;
+    let cfg = RunConfig::from_toml_str(text).with_context(|| format!("{}/{}", store.url(), keys::CONFIG))?;
+    Ok(Some(cfg))
+}
+
+/// The newest generation with a published model.
+pub fn newest_model(store: &Store) -> Result<Option<u32>> {
+    Ok(store.list(keys::MODELS)?.iter().filter_map(|l| keys::manifest_generation(&l.key)).max())
+}
+
+fn read_manifest<T: for<'de> serde::Deserialize<'de>>(store: &Store, key: &str) -> Result<Option<T>> {
+    let Some(bytes) = store.get(key)? else { return Ok(None) };
+    Ok(Some(serde_json::from_slice(&bytes).with_context(|| format!("{}/{key} is corrupt", store.url()))?))
+}
+
+/// Generation `g`'s model as a local directory: in place on a local root, else downloaded
+/// once into `cache/models/<hash>/` (a model with a manifest never changes).
+pub fn fetch_model(store: &Store, g: u32, cache: &Path) -> Result<PathBuf> {
+    let manifest: ModelManifest =
+        read_manifest(store, &keys::model_manifest(g))?.ok_or_else(|| anyhow!("{}: generation {g} has no published model", store.url()))?;
+    if let Some(dir) = store.local_path(&keys::model_dir(g)) {
+        return Ok(dir);
+    }
+    let dir = cache.join("models").join(&manifest.hash);
+    if dir.join("model.json").exists() {
+        return Ok(dir);
+    }
+    let tmp = cache.join("models").join(format!(".{}.{}.tmp", manifest.hash, std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    for f in &manifest.files {
+        let key = format!("{}/{}", keys::model_dir(g), f.name);
+        let bytes = store.get(&key)?.ok_or_else(|| anyhow!("{}/{key} is listed in the manifest but missing", store.url()))?;
+        std::fs::write(tmp.join(&f.name), &bytes).with_context(|| format!("writing {}", tmp.join(&f.name).display()))?;
+    }
+    match std::fs::rename(&tmp, &dir) {
+        Ok(()) => {}
+        // Another process of this machine fetched it first.
+        Err(_) if dir.join("model.json").exists() => {
+            let _ = std::fs::remove_dir_all(&tmp);
+        }
+        Err(e) => return Err(e).with_context(|| format!("moving the model into {}", dir.display())),
+    }
+    Ok(dir)
+}
+
+/// Publishes the model in `dir` as generation `g`: its files, then the manifest.
+fn publish_model(store: &Store, g: u32, dir: &Path) -> Result<()> {
+    if store.get(&keys::model_manifest(g))?.is_some() {
+        return Ok(());
+    }
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    let mut contents = Vec::new();
+    for n in &names {
+        contents.push(std::fs::read(dir.join(n)).with_context(|| format!("reading {}", dir.join(n).display()))?);
+    }
+    let in_place = store.local_path(&keys::model_dir(g)).is_some_and(|p| p == dir);
+    let mut parts: Vec<&[u8]> = Vec::new();
+    for (n, bytes) in names.iter().zip(&contents) {
+        if !in_place {
+            store.put_new(&format!("{}/{n}", keys::model_dir(g)), bytes.clone())?;
+        }
+        parts.push(n.as_bytes());
+        parts.push(bytes);
+    }
+    let manifest = ModelManifest {
+        generation: g,
+        hash: content_hash(parts),
+        files: names.iter().zip(&contents).map(|(n, b)| ManifestFile { name: n.clone(), size: b.len() as u64 }).collect(),
+    };
+    store.put_new(&keys::model_manifest(g), serde_json::to_vec_pretty(&manifest)?)?;
+    Ok(())
+}
+
+/// Every finished game in the store (shard keys) of generations `..=g`.
+fn finished_games(store: &Store, up_to: u32) -> Result<Vec<String>> {
+    Ok(store
+        .list(keys::SELFPLAY)?
+        .into_iter()
+        .filter(|l| keys::parse_game_shard(&l.key).is_some_and(|(gen, worker, _)| gen <= up_to && !worker.is_empty()))
+        .map(|l| l.key)
+        .collect())
+}
+
+fn count_games(store: &Store, g: u32) -> Result<u64> {
+    Ok(store.list(&keys::selfplay_dir(g))?.iter().filter(|l| keys::parse_game_shard(&l.key).is_some_and(|(_, w, _)| !w.is_empty())).count() as u64)
+}
+
+/// A worker's settings (`copper worker`).
+#[derive(Clone, Debug)]
+pub struct WorkerOptions {
+    /// Names the worker's games (`selfplay/gen-N/<id>/`); a restarted worker with the
+    /// same id goes on with its numbering.
+    pub id: String,
+    pub threads: usize,
+    /// Where it keeps games until they are uploaded, and downloaded models.
+    pub work_dir: PathBuf,
+    /// How often it looks for the run's config, a new model or a free quota.
+    pub poll: Duration,
+    /// Stop after this many games (all generations); `None` = until the run ends.
+    pub max_games: Option<u64>,
+}
+
+/// What a worker did.
+#[derive(Clone, Debug, Default)]
+pub struct WorkerReport {
+    pub games: u64,
+    pub generations: BTreeSet<u32>,
+}
+
+fn seed_of(id: &str) -> u64 {
+    u64::from_str_radix(&content_hash([id.as_bytes()]), 16).unwrap_or(0)
+}
+
+/// `copper worker`: self-play for the run in `store` until it ends (its last generation's
+/// model is published), `opts.max_games` are played, or `stop` is set.
+pub fn run_worker(store: &Store, opts: &WorkerOptions, stop: &AtomicBool) -> Result<WorkerReport> {
+    if opts.id.is_empty() || opts.id.contains('/') || opts.id.starts_with('.') {
+        bail!("worker id `{}`: must be non-empty, without `/`, not starting with `.`", opts.id);
+    }
+    let mut report = WorkerReport::default();
+    let mut loaded: Option<(u32, Box<dyn Evaluator<Game>>)> = None;
+    let mut waiting_since: Option<Instant> = None;
+    while !stop.load(Relaxed) {
+        let Some(cfg) = stored_config(store)? else {
+            note_wait(&mut waiting_since, "no run in the store yet");
+            std::thread::sleep(opts.poll);
+            continue;
+        };
+        let needs_model_zero = cfg.teacher.enabled() || cfg.initial_model.is_some();
+        let g = match newest_model(store)? {
+            Some(n) => n + 1,
+            None if needs_model_zero => {
+                note_wait(&mut waiting_since, "waiting for generation 0's model");
+                std::thread::sleep(opts.poll);
+                continue;
+            }
+            None => 1,
+        };
+        if g > cfg.generations {
+            tracing::info!(worker = %opts.id, games = report.games, "the run has its last model; worker done");
+            break;
+        }
+        let have = count_games(store, g)?;
+        let quota = cfg.selfplay.games as u64;
+        let left_for_me = opts.max_games.map(|m| m.saturating_sub(report.games));
+        if left_for_me == Some(0) {
+            break;
+        }
+        if have >= quota {
+            note_wait(&mut waiting_since, "generation's games are in; waiting for the next model");
+            std::thread::sleep(opts.poll);
+            continue;
+        }
+        waiting_since = None;
+        if loaded.as_ref().map(|(lg, _)| *lg) != Some(g) {
+            let evaluator: Box<dyn Evaluator<Game>> = if g == 1 && !needs_model_zero {
+                Box::new(UniformEvaluator)
+            } else {
+                let dir = fetch_model(store, g - 1, &opts.work_dir)?;
+                model::init_cpu_threads(opts.threads);
+                let worker_cfg = RunConfig { threads: opts.threads, ..cfg.clone() };
+                selfplay_evaluator(&worker_cfg, &dir)?.0
+            };
+            tracing::info!(worker = %opts.id, generation = g, "playing with model {}", g - 1);
+            loaded = Some((g, evaluator));
+        }
+        let evaluator = &loaded.as_ref().expect("loaded above").1;
+        let mine = format!("{}/{}", keys::selfplay_dir(g), opts.id);
+        let next = store.list(&mine)?.iter().filter_map(|l| keys::parse_game_shard(&l.key)).map(|(_, _, id)| id + 1).max().unwrap_or(g as u64 * GAME_ID_STRIDE);
+        let batch = (quota - have).min((opts.threads * cfg.selfplay.games_in_flight as usize).max(1) as u64).min(left_for_me.unwrap_or(u64::MAX));
+        if next + batch > (g as u64 + 1) * GAME_ID_STRIDE {
+            bail!("worker {} has used generation {g}'s game ids; start it with another --id", opts.id);
+        }
+        let spool = opts.work_dir.join("spool").join(format!("gen-{g:04}"));
+        let uploader = upload_sink(store.clone(), g, opts.id.clone());
+        let job = SelfplayJob {
+            variant: cfg.variant()?,
+            config: cfg.selfplay.clone(),
+            generation: g,
+            out_dir: spool.clone(),
+            game_ids: (next..next + batch).collect(),
+            threads: opts.threads,
+            seed: cfg.seed ^ seed_of(&opts.id),
+            on_finished: Some(uploader),
+        };
+        let finished = selfplay::play_games(&job, &**evaluator, &Stats::default())?;
+        report.games += finished.len() as u64;
+        report.generations.insert(g);
+        let _ = std::fs::remove_dir_all(&spool);
+    }
+    Ok(report)
+}
+
+fn note_wait(since: &mut Option<Instant>, what: &str) {
+    if since.is_none() {
+        tracing::info!("{what}");
+        *since = Some(Instant::now());
+    }
+}
+
+/// Uploads each finished game as it ends: its log line, then its shard (the commit).
+fn upload_sink(store: Store, g: u32, worker: String) -> GameSink {
+    GameSink(Arc::new(move |game: &selfplay::FinishedGame| {
+        let key = keys::game_shard(g, &worker, game.game_id);
+        let fail = |e: &dyn std::fmt::Display| format!("uploading {key}: {e}");
+        let line = serde_json::to_vec(&game.line).map_err(|e| fail(&e))?;
+        store.put_new(&keys::game_line(&key), line).map_err(|e| fail(&e))?;
+        let shard = std::fs::read(&game.shard).map_err(|e| fail(&e))?;
+        store.put_new(&key, shard).map_err(|e| fail(&e))?;
+        let _ = std::fs::remove_file(&game.shard);
+        Ok(())
+    }))
+}
+
+/// The trainer's settings (`copper trainer`).
+#[derive(Clone, Debug)]
+pub struct TrainerOptions {
+    /// Names its claims; a restarted trainer with the same id keeps its generation.
+    pub id: String,
+    /// Its local copy of the run (checkpoint, models, the window's shards, reports); the
+    /// root itself when the store is a local directory.
+    pub work_dir: Option<PathBuf>,
+    pub poll: Duration,
+    /// The claim race's wait ([`store::race`]): longer than any put takes.
+    pub settle: Duration,
+    /// A contender silent this long has given up its claims.
+    pub lease: Duration,
+}
+
+/// The trainer's local copy of the run.
+fn local_run(store: &Store, opts: &TrainerOptions) -> Result<RunDir> {
+    match (store.local_root(), &opts.work_dir) {
+        (Some(root), _) => Ok(RunDir(root.to_path_buf())),
+        (None, Some(dir)) => Ok(RunDir(dir.clone())),
+        (None, None) => bail!("a trainer on {} needs a --work-dir for its local copy of the run", store.url()),
+    }
+}
+
+/// A local file for `key`: in place on a local root, else downloaded into `local` once
+/// (objects other than the report never change).
+fn sync_down(store: &Store, local: &RunDir, key: &str) -> Result<Option<PathBuf>> {
+    if let Some(p) = store.local_path(key) {
+        return Ok(p.exists().then_some(p));
+    }
+    let path = local.0.join(key);
+    if path.exists() {
+        return Ok(Some(path));
+    }
+    let Some(bytes) = store.get(key)? else { return Ok(None) };
+    records::write_atomic(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
+    Ok(Some(path))
+}
+
+/// Uploads the local files under `local/<prefix>` (a report) to the store, replacing.
+fn sync_up(store: &Store, local: &RunDir, prefix: &str) -> Result<()> {
+    if store.local_root().is_some() {
+        return Ok(());
+    }
+    let base = local.0.join(prefix);
+    let files: Vec<PathBuf> = if base.is_file() { vec![base] } else { walk(&base) };
+    for f in files {
+        let key = f.strip_prefix(&local.0).expect("under the run").to_string_lossy().replace('\\', "/");
+        if key.rsplit('/').next().is_some_and(|n| n.starts_with('.')) {
+            continue;
+        }
+        store.put(&key, std::fs::read(&f).with_context(|| format!("reading {}", f.display()))?)?;
+    }
+    Ok(())
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Beats for `id` every quarter lease while `f` runs (so a long training step keeps
+/// its claim).
+fn with_heartbeat<T>(store: &Store, id: &str, lease: Duration, f: impl FnOnce() -> T) -> T {
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let every = (lease / 4).max(Duration::from_millis(50));
+            let mut last = Instant::now();
+            while !done.load(Relaxed) {
+                if last.elapsed() >= every {
+                    if let Err(e) = store::heartbeat(store, id) {
+                        tracing::warn!("heartbeat: {e}");
+                    }
+                    last = Instant::now();
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        let r = f();
+        done.store(true, Relaxed);
+        r
+    })
+}
+
+/// `copper trainer`: trains the run in `store` generation by generation with the games
+/// workers upload. `cfg` starts a new run or must match the stored one (`None` reads it).
+/// Calls `after_generation` with the local run directory after each generation.
+pub fn run_trainer(store: &Store, cfg: Option<&RunConfig>, opts: &TrainerOptions, show: bool, after_generation: &mut dyn FnMut(&Path)) -> Result<()> {
+    let local = local_run(store, opts)?;
+    let cfg = match (cfg, stored_config(store)?) {
+        (Some(c), stored) => {
+            if let Some(old) = stored {
+                if old.variant != c.variant || old.options != c.options || old.network != c.network || old.seed != c.seed {
+                    bail!("{} holds a different run (variant, options, network or seed differ); choose another root", store.url());
+                }
+            }
+            store.put(keys::CONFIG, c.to_toml())?;
+            c.clone()
+        }
+        (None, Some(stored)) => stored,
+        (None, None) => bail!("{} holds no run: give the trainer a --config", store.url()),
+    };
+    let cfg = RunConfig { run_dir: local.0.clone(), ..cfg };
+    std::fs::create_dir_all(&local.0).with_context(|| format!("creating {}", local.0.display()))?;
+    if store.local_root().is_none() {
+        records::write_atomic(&local.config(), cfg.to_toml().as_bytes())?;
+    }
+    model::init_cpu_threads(cfg.threads);
+    tracing::info!(store = store.url(), trainer = %opts.id, generations = cfg.generations, "trainer");
+    if store.get(&keys::model_manifest(0))?.is_none() && (cfg.initial_model.is_some() || cfg.teacher.enabled()) {
+        with_heartbeat(store, &opts.id, opts.lease, || model_zero(store, &local, &cfg, show))?;
+    }
+    for g in 1..=cfg.generations {
+        if store.get(&eval_key(g))?.is_some() {
+            continue;
+        }
+        if let RaceResult::Lost { winner } = store::race(store, &keys::claims(g), &opts.id, opts.settle, opts.lease)? {
+            bail!("generation {g} is held by trainer `{winner}` on {}; this trainer ({}) stops", store.url(), opts.id);
+        }
+        let t = Instant::now();
+        let summary = with_heartbeat(store, &opts.id, opts.lease, || train_one(store, &local, &cfg, opts, g, show))?;
+        println!("{}", crate::report::summary_line(&summary, t.elapsed()));
+        crate::report::write_summary(&local, &cfg)?;
+        sync_up(store, &local, "summary.tsv")?;
+        sync_up(store, &local, "plots")?;
+        after_generation(&local.0);
+    }
+    crate::report::write_summary(&local, &cfg)?;
+    Ok(())
+}
+
+/// Generation 0 from `initial_model` or the teacher stage, published with the teacher's
+/// games as step 0.
+fn model_zero(store: &Store, local: &RunDir, cfg: &RunConfig, show: bool) -> Result<()> {
+    if let Some(dir) = &cfg.initial_model {
+        run_loop::start_from_model(local, cfg, dir)?;
+    }
+    if cfg.teacher.enabled() {
+        run_loop::teacher_stage(local, cfg, show)?;
+        let shards: Vec<String> = walk(&local.selfplay(0))
+            .iter()
+            .filter(|p| p.extension().is_some_and(|x| x == "shard"))
+            .map(|p| format!("{}/{}", keys::selfplay_dir(0), p.file_name().unwrap().to_string_lossy()))
+            .collect();
+        if store.local_root().is_none() {
+            for k in &shards {
+                store.put_new(k, std::fs::read(local.0.join(k))?)?;
+            }
+            sync_up(store, local, "teacher")?;
+            sync_up(store, local, &keys::step_manifest(0).replace(".games.json", ".json"))?;
+        }
+        store.put_new(&keys::step_manifest(0), serde_json::to_vec_pretty(&StepManifest { generation: 0, games: shards })?)?;
+    }
+    publish_model(store, 0, &local.model(0))?;
+    upload_checkpoint(store, local, 0)?;
+    Ok(())
+}
+
+fn upload_checkpoint(store: &Store, local: &RunDir, g: u32) -> Result<()> {
+    if store.local_root().is_some() || !local.checkpoint().exists() {
+        return Ok(());
+    }
+    store.put_new(&keys::checkpoint_after(g), std::fs::read(local.checkpoint())?)?;
+    Ok(())
+}
+
+/// A trainer on a fresh machine starts from the newest checkpoint in the store before `g`.
+fn restore_checkpoint(store: &Store, local: &RunDir, g: u32) -> Result<()> {
+    if store.local_root().is_some() || local.checkpoint().exists() {
+        return Ok(());
+    }
+    let newest = store.list("trainer")?.iter().filter_map(|l| keys::checkpoint_generation(&l.key)).filter(|&c| c < g).max();
+    if let Some(c) = newest {
+        let bytes = store.get(&keys::checkpoint_after(c))?.ok_or_else(|| anyhow!("{}: checkpoint {c} vanished", store.url()))?;
+        records::write_atomic(&local.checkpoint(), &bytes)?;
+        tracing::info!(generation = c, "trainer checkpoint restored from the store");
+    }
+    Ok(())
+}
+
+/// The step manifest of generation `g`: the stored one, or — once generation `g` has its
+/// games — every finished game of generations `1..=g` that no earlier step consumed.
+fn step_games(store: &Store, cfg: &RunConfig, opts: &TrainerOptions, g: u32, show: bool) -> Result<(StepManifest, f64)> {
+    if let Some(m) = read_manifest::<StepManifest>(store, &keys::step_manifest(g))? {
+        return Ok((m, 0.0));
+    }
+    let started = Instant::now();
+    let quota = cfg.selfplay.games as u64;
+    let pb = run_loop::bar(quota, "selfplay", show);
+    loop {
+        let have = count_games(store, g)?;
+        pb.set_position(have.min(quota));
+        if have >= quota {
+            break;
+        }
+        std::thread::sleep(opts.poll);
+    }
+    pb.finish();
+    let seconds = started.elapsed().as_secs_f64();
+    let mut used = BTreeSet::new();
+    for earlier in 1..g {
+        if let Some(m) = read_manifest::<StepManifest>(store, &keys::step_manifest(earlier))? {
+            used.extend(m.games);
+        }
+    }
+    let games: Vec<String> = finished_games(store, g)?.into_iter().filter(|k| !used.contains(k)).collect();
+    let manifest = StepManifest { generation: g, games };
+    store.put_new(&keys::step_manifest(g), serde_json::to_vec_pretty(&manifest)?)?;
+    // A trainer that lost the manifest's put to its own earlier life reads the stored one.
+    let stored = read_manifest::<StepManifest>(store, &keys::step_manifest(g))?.unwrap_or(manifest);
+    Ok((stored, seconds))
+}
+
+fn train_one(store: &Store, local: &RunDir, cfg: &RunConfig, opts: &TrainerOptions, g: u32, show: bool) -> Result<crate::run_dir::Generation> {
+    use crate::run_dir::{read_json, write_json, SelfplaySummary};
+    let (manifest, waited) = step_games(store, cfg, opts, g, show)?;
+    let summary_path = local.selfplay_summary(g);
+    let selfplay = match sync_down(store, local, &summary_key(g))?.map(|p| read_json::<SelfplaySummary>(&p)).transpose()?.flatten() {
+        Some(s) => s,
+        None => {
+            let mut lines: Vec<GameLine> = Vec::new();
+            for k in &manifest.games {
+                let line_key = keys::game_line(k);
+                let bytes = store.get(&line_key)?.ok_or_else(|| anyhow!("{}/{line_key} is missing (its shard exists)", store.url()))?;
+                lines.push(serde_json::from_slice(&bytes).with_context(|| format!("{}/{line_key} is corrupt", store.url()))?);
+            }
+            let ids: BTreeSet<u64> = lines.iter().map(|l| l.game_id).collect();
+            let all = selfplay::GamesSummary::of(&lines, &ids);
+            let secs = waited.max(1e-9);
+            let simulations: u64 = lines.iter().map(|l| l.simulations).sum();
+            let s = SelfplaySummary {
+                games: manifest.games.len() as u64,
+                seconds: waited,
+                positions_per_second: all.positions as f64 / secs,
+                simulations_per_second: simulations as f64 / secs,
+                average_plies: all.average_plies(),
+                black_wins: all.black_wins,
+                white_wins: all.white_wins,
+                draws: all.draws,
+                resignations: all.resignations,
+                false_resignations: all.false_resignations,
+                would_resign: all.would_resign,
+                network_share: 0.0,
+                endings: all.endings,
+                prior_entropy: all.prior_entropy,
+                improvement_kl: all.improvement_kl,
+                positions: all.positions,
+            };
+            write_json(&summary_path, &s)?;
+            sync_up(store, local, &summary_key(g))?;
+            s
+        }
+    };
+    // The window: the teacher's games while they are in it, and the last steps' games.
+    let mut shards = Vec::new();
+    for gen in run_loop::window_generations(cfg, g) {
+        let Some(m) = read_manifest::<StepManifest>(store, &keys::step_manifest(gen))? else { continue };
+        for k in &m.games {
+            shards.extend(sync_down(store, local, k)?);
+        }
+    }
+    restore_checkpoint(store, local, g)?;
+    let train = run_loop::train_generation_on(local, cfg, g, shards, show)?;
+    upload_checkpoint(store, local, g)?;
+    publish_model(store, g, &local.model(g))?;
+    sync_up(store, local, &format!("{}/gen-{g:04}.json", keys::TRAIN))?;
+    // Evaluation plays the previous model too.
+    if g >= 1 && store.get(&keys::model_manifest(g - 1))?.is_some() && !local.model(g - 1).join("model.json").exists() {
+        let dir = fetch_model(store, g - 1, &local.0.join("cache"))?;
+        copy_dir(&dir, &local.model(g - 1))?;
+    }
+    let eval = run_loop::evaluate_generation(local, cfg, g, show)?;
+    if let Err(e) = run_loop::write_start_values(local, cfg, g) {
+        tracing::warn!(generation = g, "start values: {e:#}");
+    }
+    sync_up(store, local, &format!("eval/gen-{g:04}"))?;
+    sync_up(store, local, &format!("eval/gen-{g:04}-starts.json"))?;
+    // The evaluation report last: its presence in the store marks the generation done.
+    let report = local.eval_report(g);
+    write_json(&report, &eval)?;
+    sync_up(store, local, &eval_key(g))?;
+    Ok(crate::run_dir::Generation { generation: g, selfplay, train, eval })
+}
+
+fn eval_key(g: u32) -> String {
+    format!("eval/gen-{g:04}.json")
+}
+
+fn summary_key(g: u32) -> String {
+    format!("{}/summary.json", keys::selfplay_dir(g))
+}
+
+fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)?.flatten() {
+        if e.path().is_file() {
+            std::fs::copy(e.path(), to.join(e.file_name()))?;
+        }
+    }
+    Ok(())
+}
