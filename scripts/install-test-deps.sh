@@ -5,12 +5,15 @@
 # - cshogi (PyPI, into .venv-test/): reads our KIF and CSA records back, and drives our
 #   USI engine as a third-party client;
 # - chromium (Debian): the headless browser the viewer's pages are tested in
-#   (viewer/tests/browser.rs).
+#   (viewer/tests/browser.rs);
+# - Garage (crates.io): the S3-compatible server the fleet tests run against
+#   (cli/tests/fleet.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-engines.sh
 command -v bc >/dev/null || { [ "$(id -u)" -eq 0 ] && apt-get install -y -qq bc >/dev/null || true; }
 bash scripts/install-cshogi.sh >/dev/null
+bash scripts/install-garage.sh
 if [ ! -x /usr/bin/chromium ]; then
   sudo_cmd=""
   if [ "$(id -u)" -ne 0 ]; then sudo_cmd="sudo"; fi

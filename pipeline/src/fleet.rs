@@ -112,13 +112,12 @@ fn publish_model(store: &Store, g: u32, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Every finished game in the store (shard keys) of generations `..=g`.
-fn finished_games(store: &Store, up_to: u32) -> Result<Vec<String>> {
+/// Every finished game in the store (shards) of generations `..=g`.
+fn finished_games(store: &Store, up_to: u32) -> Result<Vec<store::Listed>> {
     Ok(store
         .list(keys::SELFPLAY)?
         .into_iter()
         .filter(|l| keys::parse_game_shard(&l.key).is_some_and(|(gen, worker, _)| gen <= up_to && !worker.is_empty()))
-        .map(|l| l.key)
         .collect())
 }
 
@@ -208,7 +207,11 @@ pub fn run_worker(store: &Store, opts: &WorkerOptions, stop: &AtomicBool) -> Res
         let evaluator = &loaded.as_ref().expect("loaded above").1;
         let mine = format!("{}/{}", keys::selfplay_dir(g), opts.id);
         let next = store.list(&mine)?.iter().filter_map(|l| keys::parse_game_shard(&l.key)).map(|(_, _, id)| id + 1).max().unwrap_or(g as u64 * GAME_ID_STRIDE);
-        let batch = (quota - have).min((opts.threads * cfg.selfplay.games_in_flight as usize).max(1) as u64).min(left_for_me.unwrap_or(u64::MAX));
+        // Share what is left with the workers seen in this or the last generation, so the
+        // fleet overshoots the quota by little (extra games go to the next step).
+        let active = active_workers(store, g, &opts.id)?;
+        let share = (quota - have).div_ceil(active);
+        let batch = share.min((opts.threads * cfg.selfplay.games_in_flight as usize).max(1) as u64).min(left_for_me.unwrap_or(u64::MAX));
         if next + batch > (g as u64 + 1) * GAME_ID_STRIDE {
             bail!("worker {} has used generation {g}'s game ids; start it with another --id", opts.id);
         }
@@ -230,6 +233,21 @@ pub fn run_worker(store: &Store, opts: &WorkerOptions, stop: &AtomicBool) -> Res
         let _ = std::fs::remove_dir_all(&spool);
     }
     Ok(report)
+}
+
+/// Workers with games in generation `g` or `g − 1` (this one included).
+fn active_workers(store: &Store, g: u32, me: &str) -> Result<u64> {
+    let mut seen = BTreeSet::from([me.to_string()]);
+    for gen in g.saturating_sub(1)..=g {
+        for l in store.list(&keys::selfplay_dir(gen))? {
+            if let Some((_, w, _)) = keys::parse_game_shard(&l.key) {
+                if !w.is_empty() {
+                    seen.insert(w);
+                }
+            }
+        }
+    }
+    Ok(seen.len() as u64)
 }
 
 fn note_wait(since: &mut Option<Instant>, what: &str) {
@@ -381,7 +399,8 @@ pub fn run_trainer(store: &Store, cfg: Option<&RunConfig>, opts: &TrainerOptions
         if store.get(&eval_key(g))?.is_some() {
             continue;
         }
-        if let RaceResult::Lost { winner } = store::race(store, &keys::claims(g), &opts.id, opts.settle, opts.lease)? {
+        let incumbent = read_manifest::<StepManifest>(store, &keys::step_manifest(g - 1))?.map(|m| m.trainer).filter(|t| !t.is_empty());
+        if let RaceResult::Lost { winner } = store::race(store, &keys::claims(g), &opts.id, incumbent.as_deref(), opts.settle, opts.lease)? {
             bail!("generation {g} is held by trainer `{winner}` on {}; this trainer ({}) stops", store.url(), opts.id);
         }
         let t = Instant::now();
@@ -416,7 +435,7 @@ fn model_zero(store: &Store, local: &RunDir, cfg: &RunConfig, show: bool) -> Res
             sync_up(store, local, "teacher")?;
             sync_up(store, local, &keys::step_manifest(0).replace(".games.json", ".json"))?;
         }
-        store.put_new(&keys::step_manifest(0), serde_json::to_vec_pretty(&StepManifest { generation: 0, games: shards })?)?;
+        store.put_new(&keys::step_manifest(0), serde_json::to_vec_pretty(&StepManifest { generation: 0, trainer: String::new(), games: shards })?)?;
     }
     publish_model(store, 0, &local.model(0))?;
     upload_checkpoint(store, local, 0)?;
@@ -470,8 +489,17 @@ fn step_games(store: &Store, cfg: &RunConfig, opts: &TrainerOptions, g: u32, sho
             used.extend(m.games);
         }
     }
-    let games: Vec<String> = finished_games(store, g)?.into_iter().filter(|k| !used.contains(k)).collect();
-    let manifest = StepManifest { generation: g, games };
+    let games: Vec<store::Listed> = finished_games(store, g)?.into_iter().filter(|l| !used.contains(&l.key)).collect();
+    // The fleet's self-play time: from the previous model's publication (or the first
+    // game) to the last game in, by the store's clock.
+    let published = store.list(keys::MODELS)?.into_iter().find(|l| keys::manifest_generation(&l.key) == Some(g - 1)).map(|l| l.modified);
+    let first = games.iter().map(|l| l.modified).min();
+    let last = games.iter().map(|l| l.modified).max();
+    let seconds = match (published.or(first), last) {
+        (Some(a), Some(b)) => b.duration_since(a).map_or(seconds, |d| d.as_secs_f64()),
+        _ => seconds,
+    };
+    let manifest = StepManifest { generation: g, trainer: opts.id.clone(), games: games.into_iter().map(|l| l.key).collect() };
     store.put_new(&keys::step_manifest(g), serde_json::to_vec_pretty(&manifest)?)?;
     // A trainer that lost the manifest's put to its own earlier life reads the stored one.
     let stored = read_manifest::<StepManifest>(store, &keys::step_manifest(g))?.unwrap_or(manifest);

@@ -183,6 +183,9 @@ pub struct ManifestFile {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct StepManifest {
     pub generation: u32,
+    /// The trainer that held the generation (it has the right of way to the next).
+    #[serde(default)]
+    pub trainer: String,
     /// Shard keys, sorted.
     pub games: Vec<String>,
 }

@@ -254,34 +254,58 @@ pub enum RaceResult {
 /// Decides who holds `prefix` (e.g. one generation's training) among contenders that each
 /// call this with their own `id`, without a conditional write:
 ///
-/// 1. write the claim `prefix/<id>` (kept if it exists: a restarted contender keeps its
+/// 1. if `incumbent` (e.g. the holder of the previous generation) is another contender
+///    whose heartbeat (`heartbeats/<id>`, see [`heartbeat`]) is younger than `lease`, it
+///    has the right of way: lost;
+/// 2. write the claim `prefix/<id>` (kept if it exists: a restarted contender keeps its
 ///    place);
-/// 2. wait `settle` — longer than any put takes — so every claim written before ours
+/// 3. wait `settle` — longer than any put takes — so every claim written before ours
 ///    finished is listed;
-/// 3. the earliest claim (server time, then key) among contenders whose heartbeat
-///    (`heartbeats/<id>`, see [`heartbeat`]) is younger than `lease` wins.
+/// 4. the earliest claim (server time, then key) of a live contender wins. A claim whose
+///    owner stopped beating for `lease` is void for good (`prefix.void/<id>` is written),
+///    so its owner, restarted, does not take back what another has taken over.
 ///
 /// Two live contenders see each other's claims and agree on the earliest; one that
-/// claims after another has listed sees an earlier claim and loses. A claim whose owner
-/// stopped beating for `lease` is void, so a replacement with a new id takes over.
-pub fn race(store: &Store, prefix: &str, id: &str, settle: Duration, lease: Duration) -> Result<RaceResult, StoreError> {
+/// claims after another has listed sees an earlier claim and loses.
+pub fn race(store: &Store, prefix: &str, id: &str, incumbent: Option<&str>, settle: Duration, lease: Duration) -> Result<RaceResult, StoreError> {
     heartbeat(store, id)?;
+    let now = store.list("heartbeats")?.into_iter().find(|l| l.key == format!("heartbeats/{id}")).map(|l| l.modified).unwrap_or_else(SystemTime::now);
+    let alive = |beats: &std::collections::HashMap<String, SystemTime>, who: &str, at: SystemTime| {
+        // Server times only, so the contenders' clocks need not agree.
+        who == id || beats.get(who).is_some_and(|&b| at.duration_since(b).map_or(true, |age| age < lease))
+    };
+    let beats = |store: &Store| -> Result<std::collections::HashMap<String, SystemTime>, StoreError> {
+        Ok(store.list("heartbeats")?.into_iter().map(|l| (l.key.trim_start_matches("heartbeats/").to_string(), l.modified)).collect())
+    };
+    if let Some(inc) = incumbent.filter(|&inc| inc != id) {
+        if alive(&beats(store)?, inc, now) {
+            return Ok(RaceResult::Lost { winner: inc.to_string() });
+        }
+    }
     store.put_new(&format!("{prefix}/{id}"), Bytes::from(id.to_string()))?;
     std::thread::sleep(settle);
-    let beats: std::collections::HashMap<String, SystemTime> =
-        store.list("heartbeats")?.into_iter().map(|l| (l.key.trim_start_matches("heartbeats/").to_string(), l.modified)).collect();
-    let newest_claim = store.list(prefix)?.iter().map(|l| l.modified).max().unwrap_or_else(SystemTime::now);
-    let mut claims: Vec<(SystemTime, String)> = store
-        .list(prefix)?
-        .into_iter()
-        .map(|l| (l.modified, l.key.rsplit('/').next().unwrap_or_default().to_string()))
-        .filter(|(_, who)| {
-            // Alive: beat within `lease` of the newest claim (server times only, so the
-            // contenders' clocks need not agree).
-            who == id || beats.get(who).is_some_and(|&b| newest_claim.duration_since(b).map_or(true, |age| age < lease))
-        })
-        .collect();
+    let beats = beats(store)?;
+    let void: std::collections::HashSet<String> =
+        store.list(&format!("{prefix}.void"))?.into_iter().map(|l| l.key.rsplit('/').next().unwrap_or_default().to_string()).collect();
+    let listed = store.list(prefix)?;
+    let newest_claim = listed.iter().map(|l| l.modified).max().unwrap_or(now);
+    let mut claims = Vec::new();
+    for l in listed {
+        let who = l.key.rsplit('/').next().unwrap_or_default().to_string();
+        if void.contains(&who) {
+            continue;
+        }
+        if !alive(&beats, &who, newest_claim) {
+            store.put(&format!("{prefix}.void/{who}"), Bytes::from(id.to_string()))?;
+            continue;
+        }
+        claims.push((l.modified, who));
+    }
     claims.sort();
+    if void.contains(id) {
+        let winner = claims.first().map(|(_, w)| w.clone()).unwrap_or_default();
+        return Ok(RaceResult::Lost { winner });
+    }
     match claims.first() {
         Some((_, who)) if who != id => Ok(RaceResult::Lost { winner: who.clone() }),
         _ => Ok(RaceResult::Won),
@@ -337,17 +361,22 @@ mod tests {
         let settle = Duration::from_millis(500);
         let lease = Duration::from_secs(60);
         let results: Vec<RaceResult> = std::thread::scope(|scope| {
-            let a = scope.spawn(|| race(&s, "claims/gen-0001", "alice", settle, lease).unwrap());
-            let b = scope.spawn(|| race(&s, "claims/gen-0001", "bob", settle, lease).unwrap());
+            let a = scope.spawn(|| race(&s, "claims/gen-0001", "alice", None, settle, lease).unwrap());
+            let b = scope.spawn(|| race(&s, "claims/gen-0001", "bob", None, settle, lease).unwrap());
             vec![a.join().unwrap(), b.join().unwrap()]
         });
         assert_eq!(results.iter().filter(|r| **r == RaceResult::Won).count(), 1, "{results:?}");
         // A late contender loses to the holder; the holder, restarted, still holds it.
         let winner = if results[0] == RaceResult::Won { "alice" } else { "bob" };
-        assert_eq!(race(&s, "claims/gen-0001", "carol", settle, lease).unwrap(), RaceResult::Lost { winner: winner.into() });
-        assert_eq!(race(&s, "claims/gen-0001", winner, settle, lease).unwrap(), RaceResult::Won);
-        // Once every other contender has stopped beating for a lease, a newcomer wins.
+        assert_eq!(race(&s, "claims/gen-0001", "carol", None, settle, lease).unwrap(), RaceResult::Lost { winner: winner.into() });
+        assert_eq!(race(&s, "claims/gen-0001", winner, None, settle, lease).unwrap(), RaceResult::Won);
+        // The live holder of the previous generation has the right of way to the next.
+        assert_eq!(race(&s, "claims/gen-0002", "carol", Some(winner), settle, lease).unwrap(), RaceResult::Lost { winner: winner.into() });
+        // Once every other contender has stopped beating for a lease, a newcomer wins,
+        // and the old holder, back, does not take it back.
         std::thread::sleep(Duration::from_millis(700));
-        assert_eq!(race(&s, "claims/gen-0001", "dave", settle, Duration::from_millis(600)).unwrap(), RaceResult::Won);
+        let short = Duration::from_millis(600);
+        assert_eq!(race(&s, "claims/gen-0001", "dave", None, settle, short).unwrap(), RaceResult::Won);
+        assert_eq!(race(&s, "claims/gen-0001", winner, None, settle, short).unwrap(), RaceResult::Lost { winner: "dave".into() });
     }
 }
