@@ -410,6 +410,10 @@ pub fn run_trainer(store: &Store, cfg: Option<&RunConfig>, opts: &TrainerOptions
         sync_up(store, &local, "summary.tsv")?;
         sync_up(store, &local, "plots")?;
         after_generation(&local.0);
+        // The run's page, where the hook wrote one.
+        if local.0.join("index.html").exists() {
+            sync_up(store, &local, "index.html")?;
+        }
     }
     crate::report::write_summary(&local, &cfg)?;
     Ok(())

@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// Lowest first; crates on one floor do not depend on each other.
 const FLOORS: &[&[&str]] = &[
-    &["rules", "records", "model"],
+    &["rules", "records", "store", "model"],
     &["search", "encoding", "rules-reference", "usi", "gamerecords"],
     &["neteval", "selfplay", "trainer"],
     &["arena"],
