@@ -241,9 +241,14 @@ enum Command {
     /// Rate every generation of a run against its neighbours and fixed anchors, on one
     /// Elo scale; plots Elo over generations and CPU-hours.
     Ladder {
-        /// The run directory (as written by `copper train`).
+        /// The run: its directory (as written by `copper train`) or a fleet's root URL
+        /// (s3://bucket/prefix, file:///dir), whose models are fetched into --work-dir and
+        /// whose ladder/ the results are uploaded to.
         #[arg(long)]
-        run: std::path::PathBuf,
+        run: String,
+        /// Local copy of a run in a store (models, reports, the ladder tournament).
+        #[arg(long, default_value = "data/fleet/ladder")]
+        work_dir: std::path::PathBuf,
         /// An anchor player spec (repeatable); the first is fixed at 0 Elo. Default: the
         /// uniform-prior search at the evaluation budget and the run's evaluation anchor.
         #[arg(long = "anchor")]
@@ -793,10 +798,17 @@ fn run(cli: Cli) -> Result<()> {
             refresh_page(&cfg.out_dir());
             println!("results in {}", cfg.out_dir().display());
         }
-        Command::Ladder { run, anchors, rounds, sims, threads, every, quiet } => {
+        Command::Ladder { run, work_dir, anchors, rounds, sims, threads, every, quiet } => {
             model::init_cpu_threads(threads);
             let opts = pipeline::ladder::LadderOptions { anchors, rounds, simulations: sims, threads, every };
-            pipeline::ladder::run_ladder(&run, &opts, !quiet)?;
+            if run.contains("://") {
+                let store = store::Store::open(&run)?;
+                let local = pipeline::fleet::copy_for_reading(&store, &work_dir)?;
+                pipeline::ladder::run_ladder(&local, &opts, !quiet)?;
+                pipeline::fleet::upload_report(&store, &local, "ladder")?;
+            } else {
+                pipeline::ladder::run_ladder(std::path::Path::new(&run), &opts, !quiet)?;
+            }
         }
         Command::View { source, out, variant, sample } => {
             let variant = Variant::load(&variant, &[])?;

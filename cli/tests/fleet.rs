@@ -230,6 +230,14 @@ fn a_fleet_run(fleet: &Fleet) {
         assert!(s.get(&format!("eval/gen-{g:04}.json")).unwrap().is_some(), "generation {g}'s evaluation");
     }
     assert!(s.get("summary.tsv").unwrap().is_some());
+    // The ladder reads the same store and writes its table back there.
+    let mut ladder = Command::new(env!("CARGO_BIN_EXE_copper"));
+    ladder.args(["ladder", "--run", &fleet.url, "--anchor", "random", "--rounds", "1", "--sims", "4", "--threads", "1", "--quiet", "--work-dir"]);
+    ladder.arg(fleet.work.join("ladder")).envs(fleet.env.iter().map(|(k, v)| (*k, v.as_str())));
+    let out = ladder.output().unwrap();
+    assert!(out.status.success(), "ladder: {}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8(s.get("ladder/ladder.tsv").unwrap().expect("the ladder's table in the store").to_vec()).unwrap();
+    assert_eq!(table.lines().count(), 1 + GENERATIONS as usize, "a header and one rung per generation: {table}");
 }
 
 #[test]

@@ -207,9 +207,9 @@ pub fn run_worker(store: &Store, opts: &WorkerOptions, stop: &AtomicBool) -> Res
         let evaluator = &loaded.as_ref().expect("loaded above").1;
         let mine = format!("{}/{}", keys::selfplay_dir(g), opts.id);
         let next = store.list(&mine)?.iter().filter_map(|l| keys::parse_game_shard(&l.key)).map(|(_, _, id)| id + 1).max().unwrap_or(g as u64 * GAME_ID_STRIDE);
-        // Share what is left with the workers seen in this or the last generation, so the
-        // fleet overshoots the quota by little (extra games go to the next step).
-        let active = active_workers(store, g, &opts.id)?;
+        // Share what is left with the live workers, so the fleet overshoots the quota by
+        // little (extra games go to the next step).
+        let active = active_workers(store, &opts.id)?;
         let share = (quota - have).div_ceil(active);
         let batch = share.min((opts.threads * cfg.selfplay.games_in_flight as usize).max(1) as u64).min(left_for_me.unwrap_or(u64::MAX));
         if next + batch > (g as u64 + 1) * GAME_ID_STRIDE {
@@ -235,19 +235,13 @@ pub fn run_worker(store: &Store, opts: &WorkerOptions, stop: &AtomicBool) -> Res
     Ok(report)
 }
 
-/// Workers with games in generation `g` or `g − 1` (this one included).
-fn active_workers(store: &Store, g: u32, me: &str) -> Result<u64> {
-    let mut seen = BTreeSet::from([me.to_string()]);
-    for gen in g.saturating_sub(1)..=g {
-        for l in store.list(&keys::selfplay_dir(gen))? {
-            if let Some((_, w, _)) = keys::parse_game_shard(&l.key) {
-                if !w.is_empty() {
-                    seen.insert(w);
-                }
-            }
-        }
-    }
-    Ok(seen.len() as u64)
+/// Workers alive now: those that announced themselves (`workers/<id>`, rewritten before
+/// every batch) within two minutes of this one, by the store's clock.
+fn active_workers(store: &Store, me: &str) -> Result<u64> {
+    store.put(&format!("workers/{me}"), me.to_string())?;
+    let seen = store.list("workers")?;
+    let Some(now) = seen.iter().find(|l| l.key == format!("workers/{me}")).map(|l| l.modified) else { return Ok(1) };
+    Ok(seen.iter().filter(|l| now.duration_since(l.modified).map_or(true, |age| age < Duration::from_secs(120))).count().max(1) as u64)
 }
 
 fn note_wait(since: &mut Option<Instant>, what: &str) {
@@ -308,6 +302,34 @@ fn sync_down(store: &Store, local: &RunDir, key: &str) -> Result<Option<PathBuf>
     let Some(bytes) = store.get(key)? else { return Ok(None) };
     records::write_atomic(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
     Ok(Some(path))
+}
+
+/// A local directory holding the run in `store` as far as readers need it (the ladder,
+/// the viewer): the config, every published model, the per-generation reports. On a
+/// local root, the root itself; else `dir`, filled with what it lacks.
+pub fn copy_for_reading(store: &Store, dir: &Path) -> Result<PathBuf> {
+    if let Some(root) = store.local_root() {
+        return Ok(root.to_path_buf());
+    }
+    let local = RunDir(dir.to_path_buf());
+    let config = store.get(keys::CONFIG)?.ok_or_else(|| anyhow!("{} holds no run (no {})", store.url(), keys::CONFIG))?;
+    records::write_atomic(&local.config(), &config)?;
+    let published: Vec<u32> = store.list(keys::MODELS)?.iter().filter_map(|l| keys::manifest_generation(&l.key)).collect();
+    for g in published {
+        if !local.model(g).join("model.json").exists() {
+            let cached = fetch_model(store, g, &dir.join("cache"))?;
+            copy_dir(&cached, &local.model(g))?;
+        }
+        for key in [format!("{}/gen-{g:04}.json", keys::TRAIN), eval_key(g), summary_key(g)] {
+            sync_down(store, &local, &key)?;
+        }
+    }
+    Ok(dir.to_path_buf())
+}
+
+/// Uploads a report a reader wrote in its local copy (e.g. `ladder`) to the store.
+pub fn upload_report(store: &Store, local: &Path, prefix: &str) -> Result<()> {
+    sync_up(store, &RunDir(local.to_path_buf()), prefix)
 }
 
 /// Uploads the local files under `local/<prefix>` (a report) to the store, replacing.

@@ -95,7 +95,7 @@ pub struct StartValueEntry {
 /// The run's objects in a store (`store` crate) by key, relative to the run's root URL.
 /// On a local root the keys are the run directory's paths above; a server holds the same
 /// tree. Everything is written once, except the derived report (`summary.tsv`, `plots/`,
-/// pages) and `heartbeats/`, which are rewritten. A multi-object item is visible only
+/// pages, `ladder/`), `heartbeats/` and `workers/`, which are rewritten. A multi-object item is visible only
 /// once its manifest, written last, exists.
 ///
 /// - `config.toml` — the run's configuration, written by the trainer; workers read it
@@ -108,7 +108,8 @@ pub struct StartValueEntry {
 /// - `train/gen-NNNN.games.json` ([`StepManifest`]): every game training step N
 ///   consumed for the first time — each finished game is in exactly one
 /// - `claims/gen-NNNN/<trainer>` and `heartbeats/<id>`: which trainer holds generation N
-///   (`store::race`)
+///   (`store::race`); `workers/<id>`: the workers alive (rewritten before each batch, so
+///   they share what is left of a generation's games)
 /// - `trainer/gen-NNNN.ckpt` — the trainer's checkpoint after generation N, so a trainer
 ///   on a fresh machine resumes (a local root keeps `trainer.ckpt` instead)
 /// - `train/`, `eval/`, `selfplay/gen-NNNN/summary.json` — the reports, as above
