@@ -29,9 +29,12 @@ pub struct SelfplayJob {
     pub on_finished: Option<GameSink>,
 }
 
+/// What [`GameSink`] calls: an error message stops self-play.
+pub type OnFinished = dyn Fn(&FinishedGame) -> Result<(), String> + Send + Sync;
+
 /// A callback given each finished game ([`SelfplayJob::on_finished`]).
 #[derive(Clone)]
-pub struct GameSink(pub std::sync::Arc<dyn Fn(&FinishedGame) -> Result<(), String> + Send + Sync>);
+pub struct GameSink(pub std::sync::Arc<OnFinished>);
 
 impl std::fmt::Debug for GameSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

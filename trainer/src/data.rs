@@ -186,6 +186,7 @@ pub struct Batcher {
     actions: ActionSpace,
     mirror: bool,
     search_value_share: f32,
+    draw_rate: f32,
 }
 
 impl Batcher {
@@ -196,15 +197,27 @@ impl Batcher {
             actions: ActionSpace::new(variant),
             mirror: mirror && variant.mirror_symmetric(),
             search_value_share: 0.0,
+            draw_rate: 0.0,
         }
     }
 
     /// Value targets that mix the search's root value into the game result: with share
-    /// s and root value q, the target is (1 − s)·onehot(result) + s·((1 + q)/2, 0,
-    /// (1 − q)/2) — a distribution whose expectation W − L is (1 − s)·z + s·q.
-    /// (The z/q average of "Lessons from AlphaZero, part 4", Oracle 2018.)
+    /// s, root value q and draw rate d, the target is (1 − s)·onehot(result) +
+    /// s·((1 − d)(1 + q)/2, d, (1 − d)(1 − q)/2) — a distribution whose expectation W − L
+    /// is (1 − s)·z + s·(1 − d)·q. (The z/q average of "Lessons from AlphaZero, part 4",
+    /// Oracle 2018.)
     pub fn with_search_value_share(mut self, share: f32) -> Batcher {
         self.search_value_share = share.clamp(0.0, 1.0);
+        self
+    }
+
+    /// The draw rate d above: a score says who is ahead, not how likely a draw is, so its
+    /// share of the target keeps the window's base rate of drawn positions. With d = 0 a
+    /// network taught mostly by scores predicts almost no draws and pays −log of that
+    /// on every position of a drawn game (the teacher stage's generation 0 did: its
+    /// held-out value loss was above the constant prediction's).
+    pub fn with_draw_rate(mut self, rate: f32) -> Batcher {
+        self.draw_rate = if rate.is_finite() { rate.clamp(0.0, 1.0) } else { 0.0 };
         self
     }
 
@@ -246,10 +259,12 @@ impl Batcher {
             };
             let s = self.search_value_share;
             let q = if r.search_value.is_finite() { r.search_value.clamp(-1.0, 1.0) } else { 0.0 };
+            let d = self.draw_rate;
             let wdl = &mut out.wdl[row * 3..row * 3 + 3];
             wdl[w] = 1.0 - s;
-            wdl[0] += s * (1.0 + q) / 2.0;
-            wdl[2] += s * (1.0 - q) / 2.0;
+            wdl[0] += s * (1.0 - d) * (1.0 + q) / 2.0;
+            wdl[1] += s * d;
+            wdl[2] += s * (1.0 - d) * (1.0 - q) / 2.0;
         }
         out
     }

@@ -8,8 +8,9 @@
 //! target (zero for moves without a full search), p the softmax of the policy logits over
 //! the legal moves, z the one-hot game result (win/draw/loss for the side to move), q the
 //! value head's WDL softmax, and the L2 term is AdamW's decoupled weight decay λ. With
-//! `search_value_share` s > 0, z is (1 − s)·onehot(result) + s·((1 + q)/2, 0, (1 − q)/2)
-//! for the search's root value q.
+//! `search_value_share` s > 0, z is (1 − s)·onehot(result) + s·((1 − d)(1 + q)/2, d,
+//! (1 − d)(1 − q)/2) for the search's (or the teacher's) root value q and the window's
+//! share d of positions from drawn games.
 
 pub mod calibration;
 mod checkpoint;

@@ -239,7 +239,9 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
     let wanted = cfg.steps_per_generation as usize * cfg.batch_size;
     let order = epoch_order(&window, &ckpt.uses_at_generation_start, cfg.max_sample_uses, ckpt.seed, job.generation, wanted);
     let steps = cfg.steps_per_generation.min((order.len() / cfg.batch_size) as u32);
-    let batcher = Batcher::new(job.variant, cfg.mirror).with_search_value_share(cfg.search_value_share);
+    let draws = window.train.iter().filter(|s| s.record.result == 0).count();
+    let batcher =
+        Batcher::new(job.variant, cfg.mirror).with_search_value_share(cfg.search_value_share).with_draw_rate(draws as f32 / window.train.len().max(1) as f32);
     tracing::info!(generation = job.generation, steps, samples = window.train.len(), resume_at = ckpt.generation_step, "training");
 
     let save = |net: &Net, step: &TrainStep, ckpt: &mut Checkpoint, losses: &[StepLoss]| -> Result<(), TrainError> {

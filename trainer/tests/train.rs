@@ -127,6 +127,13 @@ fn value_target_mixes_the_search_value_into_the_result() {
     assert!(mixed.wdl.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-6), "{:?}", mixed.wdl);
     let plain = trainer::data::Batcher::new(variant(), false).build(&refs, &mut rng);
     assert_eq!(plain.wdl, vec![0.0, 0.0, 1.0, 0.0, 1.0, 0.0]);
+    // With a draw rate d = 0.1 the search's share keeps d of draw: at s = 0.9 the lost
+    // game with q = 0.5 gets win 0.9 · 0.9 · 0.75 = 0.6075, draw 0.9 · 0.1 = 0.09, loss
+    // 0.1 + 0.9 · 0.9 · 0.25 = 0.3025; the drawn one with q = −1 gets win 0, draw
+    // 0.1 + 0.09 = 0.19, loss 0.9 · 0.9 = 0.81.
+    let drawn = trainer::data::Batcher::new(variant(), false).with_search_value_share(0.9).with_draw_rate(0.1).build(&refs, &mut rng);
+    let want = [0.6075, 0.09, 0.3025, 0.0, 0.19, 0.81];
+    assert!(drawn.wdl.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-6), "{:?}", drawn.wdl);
 }
 
 /// Use counts of shards that left the window are dropped from the checkpoint (they would
