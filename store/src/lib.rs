@@ -33,7 +33,7 @@ pub enum StoreError {
     #[error("store URL `{url}`: {why}")]
     Url { url: String, why: String },
     #[error("{url}: {op} `{key}`: {source}")]
-    Request { url: String, op: &'static str, key: String, source: object_store::Error },
+    Request { url: String, op: &'static str, key: String, source: Box<object_store::Error> },
     #[error("{url}: key `{key}` is not a valid object name: {why}")]
     Key { url: String, key: String, why: String },
 }
@@ -155,7 +155,7 @@ impl Store {
     }
 
     fn failed(&self, op: &'static str, key: &str, source: object_store::Error) -> StoreError {
-        StoreError::Request { url: self.url.clone(), op, key: key.to_string(), source }
+        StoreError::Request { url: self.url.clone(), op, key: key.to_string(), source: Box::new(source) }
     }
 
     /// Writes `key` once: `Ok(true)` if this call created it, `Ok(false)` if it already
