@@ -40,6 +40,8 @@ fn the_start_family_preset_trains_on_every_start() {
     // Apart from its purpose, it is the default run.
     let d = pipeline::RunConfig::load(&configs().join("default.toml")).unwrap();
     assert_eq!((c.network.clone(), c.training.clone(), c.evaluation.clone(), c.teacher.clone()), (d.network, d.training, d.evaluation, d.teacher));
+    // As many games a generation as the default, to within one round of the starts.
+    assert!(c.selfplay.games.abs_diff(d.selfplay.games) < family.len() as u32, "{} games against the default's {}", c.selfplay.games, d.selfplay.games);
 }
 
 #[test]

@@ -633,6 +633,7 @@ fn run(cli: Cli) -> Result<()> {
             let store = fleet.store()?;
             let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             anyhow::ensure!((1..=256).contains(&threads), "--threads must be 1..=256, not {threads}");
+            model::init_cpu_threads(threads);
             let opts = pipeline::fleet::WorkerOptions {
                 id: fleet.id(),
                 threads,
@@ -676,6 +677,7 @@ fn run(cli: Cli) -> Result<()> {
                 poll: FleetArgs::seconds("poll-seconds", fleet.poll_seconds)?,
                 settle: FleetArgs::seconds("settle-seconds", settle_seconds)?,
                 lease: FleetArgs::seconds("lease-seconds", lease_seconds)?,
+                no_more_games: None,
             };
             pipeline::fleet::run_trainer(&store, cfg.as_ref(), &opts, !fleet.quiet, &mut |dir| refresh_page(dir))?;
             let c = store.counters();

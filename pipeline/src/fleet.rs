@@ -197,7 +197,6 @@ pub fn run_worker(store: &Store, opts: &WorkerOptions, stop: &AtomicBool) -> Res
                 Box::new(UniformEvaluator)
             } else {
                 let dir = fetch_model(store, g - 1, &opts.work_dir)?;
-                model::init_cpu_threads(opts.threads);
                 let worker_cfg = RunConfig { threads: opts.threads, ..cfg.clone() };
                 selfplay_evaluator(&worker_cfg, &dir)?.0
             };
@@ -278,6 +277,9 @@ pub struct TrainerOptions {
     pub settle: Duration,
     /// A contender silent this long has given up its claims.
     pub lease: Duration,
+    /// Set when the games will not come (the in-process worker of `copper train` ended):
+    /// the trainer then stops waiting for them.
+    pub no_more_games: Option<Arc<AtomicBool>>,
 }
 
 /// The trainer's local copy of the run.
@@ -389,12 +391,12 @@ fn with_heartbeat<T>(store: &Store, id: &str, lease: Duration, f: impl FnOnce() 
     })
 }
 
-/// `copper trainer`: trains the run in `store` generation by generation with the games
-/// workers upload. `cfg` starts a new run or must match the stored one (`None` reads it).
-/// Calls `after_generation` with the local run directory after each generation.
-pub fn run_trainer(store: &Store, cfg: Option<&RunConfig>, opts: &TrainerOptions, show: bool, after_generation: &mut dyn FnMut(&Path)) -> Result<()> {
-    let local = local_run(store, opts)?;
-    let cfg = match (cfg, stored_config(store)?) {
+/// The run's config: `cfg` saved in the store (refused if the store holds a different
+/// run), or the stored one when `cfg` is `None`. Workers read it, so it is saved before
+/// any worker of this run starts (a worker reading an older config could take the run
+/// for finished).
+pub fn publish_config(store: &Store, cfg: Option<&RunConfig>) -> Result<RunConfig> {
+    match (cfg, stored_config(store)?) {
         (Some(c), stored) => {
             if let Some(old) = stored {
                 if old.variant != c.variant || old.options != c.options || old.network != c.network || old.seed != c.seed {
@@ -402,11 +404,19 @@ pub fn run_trainer(store: &Store, cfg: Option<&RunConfig>, opts: &TrainerOptions
                 }
             }
             store.put(keys::CONFIG, c.to_toml())?;
-            c.clone()
+            Ok(c.clone())
         }
-        (None, Some(stored)) => stored,
+        (None, Some(stored)) => Ok(stored),
         (None, None) => bail!("{} holds no run: give the trainer a --config", store.url()),
-    };
+    }
+}
+
+/// `copper trainer`: trains the run in `store` generation by generation with the games
+/// workers upload. `cfg` starts a new run or must match the stored one (`None` reads it).
+/// Calls `after_generation` with the local run directory after each generation.
+pub fn run_trainer(store: &Store, cfg: Option<&RunConfig>, opts: &TrainerOptions, show: bool, after_generation: &mut dyn FnMut(&Path)) -> Result<()> {
+    let local = local_run(store, opts)?;
+    let cfg = publish_config(store, cfg)?;
     let cfg = RunConfig { run_dir: local.0.clone(), ..cfg };
     std::fs::create_dir_all(&local.0).with_context(|| format!("creating {}", local.0.display()))?;
     if store.local_root().is_none() {
@@ -504,6 +514,9 @@ fn step_games(store: &Store, cfg: &RunConfig, opts: &TrainerOptions, g: u32, sho
         pb.set_position(have.min(quota));
         if have >= quota {
             break;
+        }
+        if opts.no_more_games.as_ref().is_some_and(|f| f.load(Relaxed)) {
+            bail!("generation {g} has {have} of its {quota} games and its worker has stopped");
         }
         std::thread::sleep(opts.poll);
     }

@@ -125,6 +125,7 @@ pub fn train_loop_with(cfg: &RunConfig, show_progress: bool, after_generation: &
         poll: Duration::from_millis(100),
         settle: Duration::from_millis(20),
         lease: Duration::from_secs(60),
+        no_more_games: Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))),
     };
     let worker = crate::fleet::WorkerOptions {
         id: "local".into(),
@@ -133,11 +134,16 @@ pub fn train_loop_with(cfg: &RunConfig, show_progress: bool, after_generation: &
         poll: Duration::from_millis(100),
         max_games: None,
     };
+    crate::fleet::publish_config(&store, Some(cfg))?;
     let stop = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
         // The worker sees the last model and stops by itself; told to stop, it also
         // stops when the trainer failed.
-        let playing = scope.spawn(|| crate::fleet::run_worker(&store, &worker, &stop));
+        let playing = scope.spawn(|| {
+            let r = crate::fleet::run_worker(&store, &worker, &stop);
+            trainer.no_more_games.as_ref().expect("set above").store(true, std::sync::atomic::Ordering::Relaxed);
+            r
+        });
         let trained = crate::fleet::run_trainer(&store, Some(cfg), &trainer, show_progress, after_generation);
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let played = playing.join().map_err(|_| anyhow::anyhow!("the self-play worker panicked"))?;
