@@ -72,7 +72,7 @@ impl FleetArgs {
         })
     }
     fn seconds(flag: &str, s: f64) -> Result<std::time::Duration> {
-        anyhow::ensure!(s.is_finite() && s >= 0.0 && s < 1e7, "--{flag} must be a number of seconds >= 0, not {s}");
+        anyhow::ensure!((0.0..1e7).contains(&s), "--{flag} must be a number of seconds >= 0, not {s}");
         Ok(std::time::Duration::from_secs_f64(s))
     }
     fn store(&self) -> Result<store::Store> {

@@ -23,11 +23,15 @@
 //!
 //! The coordinator counts results in unit order (the order of a local run's job list),
 //! so its outputs, the SPRT's stopping point included, do not depend on which worker is
-//! faster. Workers play each unit alone, as a local run with `threads = 1` and
-//! `games_in_flight = 1` plays it: with players seeded by thread and slot (random,
-//! greedy and alpha-beta with noise) the distributed games are exactly that run's games.
-//! Player specs that name files (checkpoints, USI engines, opening files) must resolve
-//! on the workers too.
+//! faster. Workers play each unit alone; a job's games depend on the job alone (players
+//! restart their random streams per job, `arena::Player::new_job`), so the distributed
+//! games are a local run's games: always for baselines (random, greedy, alpha-beta, with
+//! or without noise), for search players with noise when the local run keeps one game in
+//! flight per thread; time-limited games depend on the clock anyway. Player specs that
+//! name files (checkpoints, USI engines, opening files) must resolve on the workers too.
+//! A result's timings (`seconds`, move times) are the worker's: two workers that played
+//! one unit wrote the same game with different timings, and the one the store kept is
+//! the one counted.
 
 use anyhow::{bail, Context, Result};
 use arena::runner::{JobResult, Remote, RemoteWork};
@@ -142,8 +146,8 @@ pub fn coordinate(store: &Store, poll: Duration, work: &RemoteWork<'_>, stop: &A
 
 /// A job ready to play: built once per job a worker serves.
 enum Prepared {
-    Arena(arena::tournament::Prepared),
-    Balance(balance::study::Prepared),
+    Arena(Box<arena::tournament::Prepared>),
+    Balance(Box<balance::study::Prepared>),
 }
 
 impl Prepared {
@@ -151,11 +155,11 @@ impl Prepared {
         Ok(match file.kind.as_str() {
             arena::tournament::REMOTE_KIND => {
                 let cfg: arena::TournamentConfig = serde_json::from_value(file.spec.clone()).context("the tournament")?;
-                Prepared::Arena(arena::tournament::Prepared::new(&cfg)?)
+                Prepared::Arena(Box::new(arena::tournament::Prepared::new(&cfg)?))
             }
             balance::study::REMOTE_KIND => {
                 let s: balance::study::RemoteStudy = serde_json::from_value(file.spec.clone()).context("the study")?;
-                Prepared::Balance(balance::study::Prepared::new(&s)?)
+                Prepared::Balance(Box::new(balance::study::Prepared::new(&s)?))
             }
             other => bail!("unknown kind `{other}` (this worker plays arena and balance jobs)"),
         })
