@@ -55,6 +55,11 @@ pub trait Player: Send {
     fn name(&self) -> &str;
     /// A new game starts in `slot` (engines: `usinewgame`; a crashed engine restarts).
     fn new_game(&mut self, slot: usize) -> Result<(), Fault>;
+    /// A new job (a game, or a match of hands) starts in `slot`: a player with random
+    /// choices restarts them from `seed`, so that a job's games depend on the job alone,
+    /// not on the games its thread played before (a worker playing one job of a
+    /// tournament plays the game a whole run plays). Engines keep their own.
+    fn new_job(&mut self, _slot: usize, _seed: u64) {}
     /// It is this player's turn in `slot`: begin thinking about `game`'s position.
     fn go(&mut self, slot: usize, game: &Game, clock: &ClockView);
     /// Advances thinking and appends the answers that are ready. May block up to `wait`
@@ -138,6 +143,10 @@ impl Player for SearchPlayer {
     fn new_game(&mut self, slot: usize) -> Result<(), Fault> {
         *self.slot(slot) = None;
         Ok(())
+    }
+
+    fn new_job(&mut self, _slot: usize, seed: u64) {
+        self.seed = seed;
     }
 
     fn go(&mut self, slot: usize, game: &Game, clock: &ClockView) {
@@ -227,14 +236,15 @@ impl Player for SearchPlayer {
 
 pub struct BaselinePlayer {
     name: String,
-    make: Box<dyn Fn(usize) -> Box<dyn Baseline> + Send>,
+    make: Box<dyn Fn(u64) -> Box<dyn Baseline> + Send>,
     engines: Vec<Option<Box<dyn Baseline>>>,
     pending: Vec<(usize, Game, ClockView)>,
 }
 
 impl BaselinePlayer {
-    /// `make(slot)` builds the baseline for a slot (its own table and random stream).
-    pub fn new(name: &str, make: Box<dyn Fn(usize) -> Box<dyn Baseline> + Send>) -> BaselinePlayer {
+    /// `make(key)` builds a baseline (its own table and random stream): one per slot,
+    /// `key` the slot, rebuilt with `key` a job's seed when a job starts there.
+    pub fn new(name: &str, make: Box<dyn Fn(u64) -> Box<dyn Baseline> + Send>) -> BaselinePlayer {
         BaselinePlayer { name: name.to_string(), make, engines: Vec::new(), pending: Vec::new() }
     }
 
@@ -243,7 +253,7 @@ impl BaselinePlayer {
             self.engines.resize_with(slot + 1, || None);
         }
         let make = &self.make;
-        self.engines[slot].get_or_insert_with(|| make(slot))
+        self.engines[slot].get_or_insert_with(|| make(slot as u64))
     }
 }
 
@@ -255,6 +265,11 @@ impl Player for BaselinePlayer {
     fn new_game(&mut self, slot: usize) -> Result<(), Fault> {
         self.engine(slot).new_game();
         Ok(())
+    }
+
+    fn new_job(&mut self, slot: usize, seed: u64) {
+        self.engine(slot);
+        self.engines[slot] = Some((self.make)(seed));
     }
 
     fn go(&mut self, slot: usize, game: &Game, clock: &ClockView) {

@@ -93,6 +93,44 @@ pub struct JobResult {
     pub seconds: f64,
 }
 
+/// What a tournament or study hands to a [`Remote`]: enough for another process to play
+/// any of its jobs (`kind` names the crate's format of `spec`, e.g. `arena` for a
+/// [`crate::TournamentConfig`]), and the jobs this run still needs, in the order their
+/// results are to be counted.
+#[derive(Clone, Debug)]
+pub struct RemoteWork<'a> {
+    pub kind: &'a str,
+    pub spec: serde_json::Value,
+    pub todo: &'a [Job],
+}
+
+/// Plays a run's jobs elsewhere, in place of [`run_jobs`] (`copper arena --store`: worker
+/// processes over a shared store). It calls `on_result` once per job of `todo`, in
+/// `todo`'s order, and returns when all are in or `stop` is set. An `Err` is a message.
+pub type RemoteFn = dyn Fn(&RemoteWork<'_>, &AtomicBool, &(dyn Fn(JobResult) + Sync)) -> Result<(), String> + Send + Sync;
+
+/// A shareable [`RemoteFn`] (kept in options that are `Clone` and `Debug`).
+#[derive(Clone)]
+pub struct Remote(pub std::sync::Arc<RemoteFn>);
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Remote")
+    }
+}
+
+/// Plays the one job `job` alone, as [`run_jobs`] plays it among others: a job's games
+/// depend on the job alone ([`Player::new_job`]) — exactly for baselines; for search
+/// players, whose one stream serves all the thread's games, when a run keeps one game in
+/// flight per thread; time-limited games depend on the clock anyway.
+pub fn play_alone(factories: &[PlayerFactory], openings: &Openings, job: Job, settings: &RunSettings) -> Result<JobResult, OpeningError> {
+    let one = RunSettings { threads: 1, games_in_flight: 1, ..settings.clone() };
+    let out = std::sync::Mutex::new(None);
+    run_jobs(factories, openings, &[job], &one, &AtomicBool::new(false), &|r| *out.lock().unwrap_or_else(|e| e.into_inner()) = Some(r))?;
+    let r = out.into_inner().unwrap_or_else(|e| e.into_inner());
+    Ok(r.expect("run_jobs plays every job it is given unless stopped"))
+}
+
 struct Slot {
     job: Job,
     game: Game,
@@ -250,6 +288,11 @@ impl Worker<'_> {
             started: Instant::now(),
             done: false,
         });
+        // A tier against itself (a balance study) is one player: seeded once.
+        for p in std::iter::once(job.first).chain((job.second != job.first).then_some(job.second)) {
+            let seed = self.settings.seed ^ job.id.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ((p as u64) << 48);
+            self.players[p].new_job(i, seed);
+        }
         self.new_hand(i);
     }
 

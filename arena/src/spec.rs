@@ -458,14 +458,14 @@ impl PlayerFactory {
                 let eval = self.evaluator.clone().expect("search players have an evaluator");
                 Box::new(SearchPlayer::new(name, eval, self.search_config(), seed))
             }
-            Kind::Random => Box::new(BaselinePlayer::new(name, Box::new(move |slot| Box::new(Random::new(seed ^ slot as u64)) as Box<dyn Baseline>))),
+            Kind::Random => Box::new(BaselinePlayer::new(name, Box::new(move |slot: u64| Box::new(Random::new(seed ^ slot)) as Box<dyn Baseline>))),
             Kind::Greedy => {
                 let noise = self.spec.noise.unwrap_or(0.0);
                 let values = self.values.clone();
                 Box::new(BaselinePlayer::new(
                     name,
-                    Box::new(move |slot| {
-                        let mut g = Greedy::new(variant, seed ^ slot as u64).with_noise(noise);
+                    Box::new(move |slot: u64| {
+                        let mut g = Greedy::new(variant, seed ^ slot).with_noise(noise);
                         if let Some(v) = &values {
                             g = g.with_values(variant, v.clone());
                         }
@@ -479,8 +479,8 @@ impl PlayerFactory {
                 let values = self.values.clone();
                 Box::new(BaselinePlayer::new(
                     name,
-                    Box::new(move |slot| {
-                        let mut ab = AlphaBeta::new(variant, tt).with_noise(noise, seed ^ slot as u64);
+                    Box::new(move |slot: u64| {
+                        let mut ab = AlphaBeta::new(variant, tt).with_noise(noise, seed ^ slot);
                         if let Some(v) = &values {
                             ab = ab.with_values(v.clone());
                         }

@@ -19,13 +19,13 @@ use crate::limits::Limit;
 use crate::live::{AfterGame, Progress};
 use crate::openings::{OpeningError, Openings};
 use crate::report::{self, Report};
-use crate::runner::{run_jobs, Adjudication, Job, JobResult, RunSettings};
+use crate::runner::{play_alone, run_jobs, Adjudication, Job, JobResult, Remote, RemoteWork, RunSettings};
 use crate::spec::{PlayerFactory, PlayerSpec, SpecError};
 use crate::stats::Sprt;
 use gamerecords as record;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
@@ -281,6 +281,30 @@ impl TournamentConfig {
         })
     }
 
+    /// How the runner plays this tournament's games.
+    fn run_settings(&self) -> RunSettings {
+        RunSettings {
+            threads: self.threads,
+            games_in_flight: self.games_in_flight,
+            max_plies: (self.max_plies > 0).then_some(self.max_plies),
+            max_hands: self.max_hands,
+            adjudication: self.adjudication,
+            time_margin: Duration::from_millis(self.time_margin_ms),
+            seed: self.seed,
+        }
+    }
+
+    /// One factory per player, in player order (the jobs' player indices).
+    fn factories(&self, variant: &'static rules::Variant) -> Result<Vec<PlayerFactory>, TournamentError> {
+        let default_limit = self.limit.as_deref().map(parse_limit).transpose()?;
+        let move_timeout = Duration::from_millis(self.move_timeout_ms);
+        Ok(self
+            .players
+            .iter()
+            .map(|p| PlayerFactory::new(PlayerSpec::parse(p)?, variant, default_limit, self.threads, move_timeout))
+            .collect::<Result<_, _>>()?)
+    }
+
     /// The pairings as (player, player) indices.
     pub fn pairings(&self) -> Vec<(usize, usize)> {
         let n = self.players.len();
@@ -404,6 +428,15 @@ pub fn run(cfg: &TournamentConfig, show_progress: bool) -> Result<Report, Tourna
 /// [`run`] with these hooks instead, each called with the tournament's [`Progress`] once
 /// before the first game and after every finished game (see [`crate::live`]).
 pub fn run_with(cfg: &TournamentConfig, show_progress: bool, after_game: &[AfterGame<'_>]) -> Result<Report, TournamentError> {
+    run_on(cfg, show_progress, after_game, None)
+}
+
+/// [`RemoteWork::kind`] of a tournament: its spec is the [`TournamentConfig`].
+pub const REMOTE_KIND: &str = "arena";
+
+/// [`run_with`], its games played by `remote` when given (the results, reports and live
+/// views are this process's, as in a local run).
+pub fn run_on(cfg: &TournamentConfig, show_progress: bool, after_game: &[AfterGame<'_>], remote: Option<&Remote>) -> Result<Report, TournamentError> {
     let started = Instant::now();
     cfg.validate()?;
     let variant = cfg.variant()?;
@@ -413,10 +446,7 @@ pub fn run_with(cfg: &TournamentConfig, show_progress: bool, after_game: &[After
     check_resume(dir, cfg)?;
     records::write_atomic(&dir.join("tournament.toml"), toml::to_string(cfg).map_err(|e| TournamentError::Invalid(e.to_string()))?.as_bytes())
         .map_err(io_err(dir))?;
-    let default_limit = cfg.limit.as_deref().map(parse_limit).transpose()?;
-    let move_timeout = Duration::from_millis(cfg.move_timeout_ms);
-    let factories: Vec<PlayerFactory> =
-        cfg.players.iter().map(|p| PlayerFactory::new(PlayerSpec::parse(p)?, variant, default_limit, cfg.threads, move_timeout)).collect::<Result<_, _>>()?;
+    let factories = cfg.factories(variant)?;
     let results_path = dir.join("results.jsonl");
     // Results of rounds beyond a lowered `rounds` stay in the file but are not counted.
     let job_ids: HashSet<u64> = cfg.jobs().iter().map(|j| j.id).collect();
@@ -474,16 +504,8 @@ pub fn run_with(cfg: &TournamentConfig, show_progress: bool, after_game: &[After
     };
     show(&done);
     let state = Mutex::new((done, tracker));
-    let settings = RunSettings {
-        threads: cfg.threads,
-        games_in_flight: cfg.games_in_flight,
-        max_plies: (cfg.max_plies > 0).then_some(cfg.max_plies),
-        max_hands: cfg.max_hands,
-        adjudication: cfg.adjudication,
-        time_margin: Duration::from_millis(cfg.time_margin_ms),
-        seed: cfg.seed,
-    };
-    let played = run_jobs(&factories, &openings, &todo, &settings, &stop, &|r: JobResult| {
+    let settings = cfg.run_settings();
+    let on_result = |r: JobResult| {
         if standard {
             for (h, hand) in r.hands.iter().enumerate() {
                 let base = games_dir.join(format!("{:06}-{}", r.job.id, h + 1));
@@ -530,7 +552,14 @@ pub fn run_with(cfg: &TournamentConfig, show_progress: bool, after_game: &[After
             line.sprt = tracker.as_ref().map(|t| t.state());
             pb.set_message(line.short_line());
         }
-    });
+    };
+    let played = match remote {
+        None => run_jobs(&factories, &openings, &todo, &settings, &stop, &on_result).map_err(TournamentError::from),
+        Some(remote) => {
+            let spec = serde_json::to_value(cfg).map_err(|e| TournamentError::Invalid(format!("the tournament as JSON: {e}")))?;
+            (remote.0)(&RemoteWork { kind: REMOTE_KIND, spec, todo: &todo }, &stop, &on_result).map_err(TournamentError::Invalid)
+        }
+    };
     pb.finish();
     played?;
     if let Some(e) = failure.into_inner().unwrap() {
@@ -540,4 +569,40 @@ pub fn run_with(cfg: &TournamentConfig, show_progress: bool, after_game: &[After
     let rep = report::build(&names, &pairings, &all, anchor, cfg.anchor_elo, sprt.as_ref());
     report::write(&rep, dir).map_err(io_err(dir))?;
     Ok(rep)
+}
+
+/// A tournament ready to play any one of its games by id: what a worker builds once from
+/// a published tournament ([`REMOTE_KIND`]) and then plays job after job with.
+pub struct Prepared {
+    factories: Vec<PlayerFactory>,
+    openings: Openings,
+    settings: RunSettings,
+    jobs: HashMap<u64, Job>,
+}
+
+impl Prepared {
+    /// Checks `cfg` and builds its players and openings (nothing is written).
+    pub fn new(cfg: &TournamentConfig) -> Result<Prepared, TournamentError> {
+        cfg.validate()?;
+        let variant = cfg.variant()?;
+        Ok(Prepared {
+            factories: cfg.factories(variant)?,
+            openings: cfg.openings(variant)?,
+            settings: cfg.run_settings(),
+            jobs: cfg.jobs().into_iter().map(|j| (j.id, j)).collect(),
+        })
+    }
+
+    /// Every job id, ascending.
+    pub fn job_ids(&self) -> Vec<u64> {
+        let mut ids: Vec<u64> = self.jobs.keys().copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Plays job `id` alone ([`play_alone`]).
+    pub fn play(&self, id: u64) -> Result<JobResult, TournamentError> {
+        let job = *self.jobs.get(&id).ok_or_else(|| TournamentError::Invalid(format!("the tournament has no game {id}")))?;
+        Ok(play_alone(&self.factories, &self.openings, job, &self.settings)?)
+    }
 }

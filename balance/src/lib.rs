@@ -72,8 +72,8 @@ pub fn run_study(cfg: &StudyConfig, opts: &RunOptions) -> Result<StudyReport, Ba
 
     let planned = study::plan(&registry, &tiers, &starts, cfg.games_per_cell);
     let total = planned.len() as u64;
-    let todo = study::remaining(planned, &done);
-    let new = study::play(cfg, &dir, &factories, &starts, &todo, &done, total, opts)?;
+    let todo = study::remaining(planned.clone(), &done);
+    let new = study::play(cfg, &dir, &factories, &starts, &planned, &todo, &done, total, opts)?;
     let mut all = done;
     all.extend(new);
 

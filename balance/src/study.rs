@@ -9,7 +9,7 @@ use crate::report::black_score;
 use crate::results;
 use crate::stats::{BlackTally, CONFIDENCE};
 use arena::openings::{Opening, Openings};
-use arena::runner::{run_jobs, Adjudication, Job, JobResult, RunSettings};
+use arena::runner::{play_alone, run_jobs, Adjudication, Job, JobResult, Remote, RemoteWork, RunSettings};
 use arena::spec::PlayerFactory;
 use arena::stats::z_for_confidence;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -17,7 +17,8 @@ use rand::seq::IndexedRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rules::{Color, Game};
-use std::collections::{BTreeMap, HashSet};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -35,13 +36,27 @@ pub struct RunOptions {
     /// with their results already in `results.jsonl` (`copper balance` rewrites the
     /// study's page with it).
     pub after_games: Option<(usize, AfterGames)>,
+    /// Plays the games elsewhere (`copper balance --store`) instead of on this machine's
+    /// threads; the study's files are written here as in a local run.
+    pub remote: Option<Remote>,
+}
+
+/// [`RemoteWork::kind`] of a study: its spec is a [`RemoteStudy`].
+pub const REMOTE_KIND: &str = "balance";
+
+/// What a worker needs to play any game of a study: the study and every planned game
+/// (cell indices come from the study directory's registry, which workers do not have).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RemoteStudy {
+    pub study: StudyConfig,
+    pub planned: Vec<Planned>,
 }
 
 /// What [`RunOptions::after_games`] calls: the study directory.
 pub type AfterGames = fn(&Path);
 
 /// One game to play: its job id and where it starts.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Planned {
     pub id: u64,
     pub tier: usize,
@@ -107,7 +122,20 @@ fn random_plies(start: &Start, plies: u32, seed: u64) -> Result<Vec<rules::Move>
     Err(BalanceError::Invalid(format!("opening_plies: found no {plies} random plies from start '{}' that leave the game going", start.name)))
 }
 
-/// Plays the `todo` games, appending each to `results.jsonl` in `dir`, and returns them.
+/// How the runner plays a study's games.
+fn run_settings(cfg: &StudyConfig) -> RunSettings {
+    RunSettings {
+        threads: cfg.effective_threads(),
+        games_in_flight: cfg.games_in_flight,
+        max_plies: (cfg.max_plies > 0).then_some(cfg.max_plies),
+        max_hands: 1,
+        adjudication: Adjudication::default(),
+        time_margin: Duration::from_millis(100),
+        seed: cfg.seed,
+    }
+}
+
+/// Plays the `todo` games (of all the `planned` ones), appending each to `results.jsonl` in `dir`, and returns them.
 /// `done` are the games already there (for the progress bar's running scores).
 #[allow(clippy::too_many_arguments)]
 pub fn play(
@@ -115,6 +143,7 @@ pub fn play(
     dir: &Path,
     factories: &[PlayerFactory],
     starts: &[Start],
+    planned: &[Planned],
     todo: &[Planned],
     done: &[JobResult],
     total: u64,
@@ -126,15 +155,7 @@ pub fn play(
     let threads = cfg.effective_threads();
     let (jobs, openings) = jobs_and_openings(todo, starts, cfg.opening_plies, cfg.seed)?;
     let results_path = dir.join("results.jsonl");
-    let settings = RunSettings {
-        threads,
-        games_in_flight: cfg.games_in_flight,
-        max_plies: (cfg.max_plies > 0).then_some(cfg.max_plies),
-        max_hands: 1,
-        adjudication: Adjudication::default(),
-        time_margin: Duration::from_millis(100),
-        seed: cfg.seed,
-    };
+    let settings = run_settings(cfg);
     let first_mover: Vec<Color> = starts.iter().map(|s| s.position.side_to_move()).collect();
     // Running tallies per cell for the progress message (cell index → start index).
     let start_of_cell: BTreeMap<u64, usize> = todo.iter().map(|p| (p.id / CELL_STRIDE, p.start)).collect();
@@ -165,7 +186,7 @@ pub fn play(
     let stop = AtomicBool::new(false);
     let count = AtomicUsize::new(0);
     let names: Vec<&str> = factories.iter().map(|f| f.name()).collect();
-    let played = run_jobs(factories, &openings, &jobs, &settings, &stop, &|r: JobResult| {
+    let on_result = |r: JobResult| {
         if let Err(e) = results::append(&results_path, &r) {
             tracing::error!("{e}");
             failure.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
@@ -196,9 +217,17 @@ pub fn play(
                 after(dir);
             }
         }
-    });
+    };
+    let played = match &opts.remote {
+        None => run_jobs(factories, &openings, &jobs, &settings, &stop, &on_result).map_err(|e| BalanceError::Invalid(e.to_string())),
+        Some(remote) => {
+            let spec = RemoteStudy { study: cfg.clone(), planned: planned.to_vec() };
+            let spec = serde_json::to_value(&spec).map_err(|e| BalanceError::Invalid(format!("the study as JSON: {e}")))?;
+            (remote.0)(&RemoteWork { kind: REMOTE_KIND, spec, todo: &jobs }, &stop, &on_result).map_err(BalanceError::Invalid)
+        }
+    };
     pb.finish();
-    played.map_err(|e| BalanceError::Invalid(e.to_string()))?;
+    played?;
     if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(e);
     }
@@ -222,4 +251,50 @@ pub fn remaining(planned: Vec<Planned>, done: &[JobResult]) -> Vec<Planned> {
 /// Creates the study directory.
 pub fn create_dir(dir: &Path) -> Result<(), BalanceError> {
     std::fs::create_dir_all(dir).map_err(io_err(dir))
+}
+
+/// A published study ready to play any one of its games by id: what a worker builds once
+/// and then plays game after game with.
+pub struct Prepared {
+    cfg: StudyConfig,
+    factories: Vec<PlayerFactory>,
+    starts: Vec<Start>,
+    settings: RunSettings,
+    planned: HashMap<u64, Planned>,
+}
+
+impl Prepared {
+    /// Checks the study and builds its players and starts (nothing is written).
+    pub fn new(remote: &RemoteStudy) -> Result<Prepared, BalanceError> {
+        let cfg = &remote.study;
+        cfg.validate()?;
+        let tiers = cfg.tiers()?;
+        let starts = cfg.starts_resolved()?;
+        for p in &remote.planned {
+            if p.tier >= tiers.len() || p.start >= starts.len() {
+                return Err(BalanceError::Invalid(format!("game {}: tier {} or start {} is not in the study", p.id, p.tier, p.start)));
+            }
+        }
+        Ok(Prepared {
+            cfg: cfg.clone(),
+            factories: factories(cfg, &tiers)?,
+            starts,
+            settings: run_settings(cfg),
+            planned: remote.planned.iter().map(|p| (p.id, p.clone())).collect(),
+        })
+    }
+
+    /// Every game id, ascending.
+    pub fn job_ids(&self) -> Vec<u64> {
+        let mut ids: Vec<u64> = self.planned.keys().copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Plays game `id` alone, from the opening a local run gives it (`play_alone`).
+    pub fn play(&self, id: u64) -> Result<JobResult, BalanceError> {
+        let p = self.planned.get(&id).ok_or_else(|| BalanceError::Invalid(format!("the study has no game {id}")))?;
+        let (jobs, openings) = jobs_and_openings(std::slice::from_ref(p), &self.starts, self.cfg.opening_plies, self.cfg.seed)?;
+        play_alone(&self.factories, &openings, jobs[0], &self.settings).map_err(|e| BalanceError::Invalid(e.to_string()))
+    }
 }

@@ -22,7 +22,7 @@ fn tiny(dir: &Path, games: u32) -> StudyConfig {
 }
 
 fn quiet() -> RunOptions {
-    RunOptions { show_progress: false, stop_after: None, after_games: None }
+    RunOptions { show_progress: false, stop_after: None, after_games: None, remote: None }
 }
 
 fn lines(dir: &Path) -> Vec<String> {
@@ -113,7 +113,7 @@ fn a_tiny_study_writes_every_file_and_its_counts_add_up() {
 fn an_interrupted_study_resumes_without_losing_or_double_counting() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("study");
-    run_study(&tiny(&dir, 4), &RunOptions { show_progress: false, stop_after: Some(5), after_games: None }).unwrap();
+    run_study(&tiny(&dir, 4), &RunOptions { show_progress: false, stop_after: Some(5), after_games: None, remote: None }).unwrap();
     let first = lines(&dir);
     assert!(first.len() >= 5 && first.len() < 16, "{} games", first.len());
     // A kill in the middle of writing the fourth line.

@@ -110,6 +110,14 @@ enum Command {
         /// Stop after this many games.
         #[arg(long)]
         max_games: Option<u64>,
+        /// Only play the games of tournaments and studies published in the store
+        /// (`copper arena --store`, `copper balance --store`), no self-play.
+        #[arg(long, conflicts_with = "no_jobs")]
+        jobs_only: bool,
+        /// Never play tournaments' and studies' games (by default the worker plays them
+        /// whenever it has no self-play to do).
+        #[arg(long)]
+        no_jobs: bool,
     },
     /// The trainer of a run in a store (`--store`): waits for each generation's games,
     /// trains, publishes the next model and evaluates it. A second trainer on the same
@@ -288,6 +296,27 @@ enum Command {
     },
 }
 
+/// Playing a tournament's or a study's games on `copper worker` processes.
+#[derive(clap::Args, Clone)]
+struct DispatchArgs {
+    /// Hand the games to workers through this store (s3://bucket/prefix, file:///dir or a
+    /// directory; the workers run `copper worker --store` on the same URL). The results,
+    /// reports and live view are written here as in a local run.
+    #[arg(long, env = "COPPER_STORE")]
+    store: Option<String>,
+    /// Seconds between looks at the store for the workers' results.
+    #[arg(long, default_value_t = 1.0)]
+    poll_seconds: f64,
+}
+
+impl DispatchArgs {
+    fn remote(&self) -> Result<Option<arena::runner::Remote>> {
+        let Some(url) = &self.store else { return Ok(None) };
+        let store = store::Store::open(url)?;
+        Ok(Some(dispatch::remote(store, FleetArgs::seconds("poll-seconds", self.poll_seconds)?)))
+    }
+}
+
 #[derive(clap::Args)]
 struct BalanceArgs {
     /// A study file (TOML; see configs/balance.toml); the flags below override it.
@@ -334,6 +363,8 @@ struct BalanceArgs {
     /// No progress bar (the tables only).
     #[arg(long)]
     quiet: bool,
+    #[command(flatten)]
+    dispatch: DispatchArgs,
 }
 
 #[derive(clap::Args)]
@@ -483,6 +514,8 @@ struct ArenaArgs {
     /// No progress bar (the final table only).
     #[arg(long)]
     quiet: bool,
+    #[command(flatten)]
+    dispatch: DispatchArgs,
 }
 
 impl ArenaArgs {
@@ -629,7 +662,7 @@ fn run(cli: Cli) -> Result<()> {
             println!("nodes {nodes}");
             eprintln!("time {secs:.3} s, {:.2} M nodes/s", nodes as f64 / secs / 1e6);
         }
-        Command::Worker { fleet, threads, max_games } => {
+        Command::Worker { fleet, threads, max_games, jobs_only, no_jobs } => {
             let store = fleet.store()?;
             let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             anyhow::ensure!((1..=256).contains(&threads), "--threads must be 1..=256, not {threads}");
@@ -642,13 +675,18 @@ fn run(cli: Cli) -> Result<()> {
                 max_games,
             };
             let stop = std::sync::atomic::AtomicBool::new(false);
-            let report = pipeline::fleet::run_worker(&store, &opts, &stop)?;
+            let mut jobs = dispatch::JobServer::new(store.clone(), &opts.id)?;
+            if jobs_only {
+                jobs.serve(opts.poll, &stop)?;
+            }
+            let report = pipeline::fleet::run_worker_with(&store, &opts, &stop, &mut || if no_jobs { Ok(false) } else { jobs.serve_one() })?;
             let c = store.counters();
             println!(
-                "worker {}: {} games (generations {:?}); store: {} requests ({} puts, {} gets, {} lists), {} bytes up, {} bytes down",
+                "worker {}: {} games (generations {:?}), {} tournament and study games; store: {} requests ({} puts, {} gets, {} lists), {} bytes up, {} bytes down",
                 opts.id,
                 report.games,
                 report.generations,
+                jobs.played,
                 c.requests(),
                 c.puts,
                 c.gets,
@@ -743,6 +781,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Arena(args) => {
             let quiet = args.quiet;
+            let remote = args.dispatch.remote()?;
             let cfg = (*args).config()?;
             model::init_cpu_threads(cfg.threads);
             // The page embeds every game, so it is rewritten every 20 games and at the end
@@ -753,7 +792,7 @@ fn run(cli: Cli) -> Result<()> {
                 }
                 Ok(())
             };
-            let report = arena::tournament::run_with(&cfg, !quiet, &[&arena::live::write_live_text, &page])?;
+            let report = arena::tournament::run_on(&cfg, !quiet, &[&arena::live::write_live_text, &page], remote.as_ref())?;
             print!("{}", arena::report::table(&report));
             println!("results in {}", cfg.out_dir.display());
         }
@@ -779,6 +818,7 @@ fn run(cli: Cli) -> Result<()> {
                 print!("{}", balance::stats::precision_table_markdown());
                 return Ok(());
             }
+            let remote = a.dispatch.remote()?;
             let overrides = balance::Overrides {
                 tiers: a.tiers,
                 starts: a.starts,
@@ -795,7 +835,8 @@ fn run(cli: Cli) -> Result<()> {
             let cfg = balance::StudyConfig::resolve(a.config.as_deref(), overrides)?;
             model::init_cpu_threads(cfg.effective_threads());
             // The study's page (`copper view`), rewritten every 50 games and at the end.
-            let report = balance::run_study(&cfg, &balance::RunOptions { show_progress: !a.quiet, stop_after: None, after_games: Some((50, refresh_page)) })?;
+            let report =
+                balance::run_study(&cfg, &balance::RunOptions { show_progress: !a.quiet, stop_after: None, after_games: Some((50, refresh_page)), remote })?;
             print!("{}", balance::report::table(&report));
             refresh_page(&cfg.out_dir());
             println!("results in {}", cfg.out_dir().display());

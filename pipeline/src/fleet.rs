@@ -154,6 +154,14 @@ fn seed_of(id: &str) -> u64 {
 /// `copper worker`: self-play for the run in `store` until it ends (its last generation's
 /// model is published), `opts.max_games` are played, or `stop` is set.
 pub fn run_worker(store: &Store, opts: &WorkerOptions, stop: &AtomicBool) -> Result<WorkerReport> {
+    run_worker_with(store, opts, stop, &mut || Ok(false))
+}
+
+/// [`run_worker`] that calls `idle` whenever it would wait (no run in the store yet, or
+/// the generation's games are in): `copper worker` plays a tournament's or a study's
+/// games there (the `dispatch` crate). `idle` returns whether it did something; if not,
+/// the worker sleeps its poll interval.
+pub fn run_worker_with(store: &Store, opts: &WorkerOptions, stop: &AtomicBool, idle: &mut dyn FnMut() -> Result<bool>) -> Result<WorkerReport> {
     if opts.id.is_empty() || opts.id.contains('/') || opts.id.starts_with('.') {
         bail!("worker id `{}`: must be non-empty, without `/`, not starting with `.`", opts.id);
     }
@@ -163,7 +171,9 @@ pub fn run_worker(store: &Store, opts: &WorkerOptions, stop: &AtomicBool) -> Res
     while !stop.load(Relaxed) {
         let Some(cfg) = stored_config(store)? else {
             note_wait(&mut waiting_since, "no run in the store yet");
-            std::thread::sleep(opts.poll);
+            if !idle()? {
+                std::thread::sleep(opts.poll);
+            }
             continue;
         };
         let needs_model_zero = cfg.teacher.enabled() || cfg.initial_model.is_some();
@@ -171,7 +181,9 @@ pub fn run_worker(store: &Store, opts: &WorkerOptions, stop: &AtomicBool) -> Res
             Some(n) => n + 1,
             None if needs_model_zero => {
                 note_wait(&mut waiting_since, "waiting for generation 0's model");
-                std::thread::sleep(opts.poll);
+                if !idle()? {
+                    std::thread::sleep(opts.poll);
+                }
                 continue;
             }
             None => 1,
@@ -188,7 +200,9 @@ pub fn run_worker(store: &Store, opts: &WorkerOptions, stop: &AtomicBool) -> Res
         }
         if have >= quota {
             note_wait(&mut waiting_since, "generation's games are in; waiting for the next model");
-            std::thread::sleep(opts.poll);
+            if !idle()? {
+                std::thread::sleep(opts.poll);
+            }
             continue;
         }
         waiting_since = None;

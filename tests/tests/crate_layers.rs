@@ -14,6 +14,8 @@ const FLOORS: &[&[&str]] = &[
     &["teacher", "tune"],
     &["pipeline"],
     &["balance"],
+    // Tournaments and studies over a store: the worker's and the coordinator's side.
+    &["dispatch"],
     // A leaf that reads what the layers below write; positions come from `rules`.
     &["viewer"],
     &["cli", "fuzz"],

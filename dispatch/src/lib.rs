@@ -1,0 +1,351 @@
+//! Arena tournaments and balance studies played by worker processes through a store
+//! (`copper arena --store`, `copper balance --store`, `copper worker`).
+//!
+//! The coordinator (the `copper arena` or `copper balance` process) keeps the output
+//! directory, the reports, the SPRT and the live view exactly as a local run does; only
+//! the games are played elsewhere. The protocol, all of it under `jobs/` in the store:
+//!
+//! - `jobs/<job>/job.json` — a [`JobFile`]: everything a worker needs to play any game
+//!   of the job (`kind` `arena`: the tournament config; `balance`: the study config and
+//!   its planned games). `<job>` is the hash of these bytes, so a restarted coordinator
+//!   with the same command publishes the same key with the same bytes (no conditional
+//!   write needed) and finds the results already played.
+//! - `jobs/<job>/results/<unit>.json` — one arena `JobResult` per game, `<unit>` its job
+//!   id (zero-padded, [`unit_key`]): a unit is a game fixed by the job and its id (the
+//!   same players, opening and seeds a local run gives it), so a unit played twice (two
+//!   workers, or one restarted) is the same game, and the coordinator reads each key once
+//!   — whatever worker dies, every game is counted exactly once.
+//! - `jobs/<job>/claims/<unit>/<worker>` — a hint, not a lock: a worker prefers units
+//!   nobody claimed; when every unit left is claimed (its worker may be dead) it plays
+//!   one anyway.
+//! - `jobs/<job>/done` — the coordinator needs no more results (all in, or an SPRT
+//!   stopped the match); workers skip the job.
+//!
+//! The coordinator counts results in unit order (the order of a local run's job list),
+//! so its outputs, the SPRT's stopping point included, do not depend on which worker is
+//! faster. Workers play each unit alone; a job's games depend on the job alone (players
+//! restart their random streams per job, `arena::Player::new_job`), so the distributed
+//! games are a local run's games: always for baselines (random, greedy, alpha-beta, with
+//! or without noise), for search players with noise when the local run keeps one game in
+//! flight per thread; time-limited games depend on the clock anyway. Player specs that
+//! name files (checkpoints, USI engines, opening files) must resolve on the workers too.
+//! A result's timings (`seconds`, move times) are the worker's: two workers that played
+//! one unit wrote the same game with different timings, and the one the store kept is
+//! the one counted.
+
+use anyhow::{bail, Context, Result};
+use arena::runner::{JobResult, Remote, RemoteWork};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Duration;
+use store::Store;
+
+/// `jobs/<job>/job.json`: what is to be played.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobFile {
+    /// `arena` or `balance` ([`arena::tournament::REMOTE_KIND`], [`balance::study::REMOTE_KIND`]).
+    pub kind: String,
+    pub spec: serde_json::Value,
+}
+
+impl JobFile {
+    /// The published bytes and the job id they give.
+    pub fn encode(&self) -> Result<(String, Vec<u8>)> {
+        let bytes = serde_json::to_vec(self).context("the job as JSON")?;
+        Ok((records::run_dir::content_hash([bytes.as_slice()])[..16].to_string(), bytes))
+    }
+}
+
+pub fn job_key(job: &str) -> String {
+    format!("jobs/{job}/job.json")
+}
+pub fn done_key(job: &str) -> String {
+    format!("jobs/{job}/done")
+}
+pub fn results_prefix(job: &str) -> String {
+    format!("jobs/{job}/results")
+}
+pub fn unit_key(job: &str, unit: u64) -> String {
+    format!("jobs/{job}/results/{unit:012}.json")
+}
+fn claim_key(job: &str, unit: u64, worker: &str) -> String {
+    format!("jobs/{job}/claims/{unit:012}/{worker}")
+}
+
+/// The unit a `…/results/<unit>.json` or `…/claims/<unit>/…` key names.
+fn unit_of(rest: &str) -> Option<u64> {
+    rest.split('/').next()?.trim_end_matches(".json").parse().ok()
+}
+
+/// Reads a result object, checking it is the game `unit`.
+fn read_result(store: &Store, key: &str, unit: u64) -> Result<JobResult> {
+    let bytes = store.get(key)?.with_context(|| format!("{}: `{key}` was listed but cannot be read", store.url()))?;
+    let r: JobResult = serde_json::from_slice(&bytes).with_context(|| format!("{}: `{key}` is not a game result", store.url()))?;
+    if r.job.id != unit {
+        bail!("{}: `{key}` holds game {}, not game {unit}", store.url(), r.job.id);
+    }
+    Ok(r)
+}
+
+// ---------------------------------------------------------------------------------------
+// The coordinator's side.
+
+/// A [`Remote`] that publishes the work as a job in `store` and hands its results on as
+/// workers upload them, looking every `poll`.
+pub fn remote(store: Store, poll: Duration) -> Remote {
+    Remote(Arc::new(move |work: &RemoteWork<'_>, stop: &AtomicBool, on_result: &(dyn Fn(JobResult) + Sync)| {
+        coordinate(&store, poll, work, stop, on_result).map_err(|e| format!("{e:#}"))
+    }))
+}
+
+/// Publishes `work` and calls `on_result` with each of `work.todo`'s results in order.
+pub fn coordinate(store: &Store, poll: Duration, work: &RemoteWork<'_>, stop: &AtomicBool, on_result: &(dyn Fn(JobResult) + Sync)) -> Result<()> {
+    let (job, bytes) = JobFile { kind: work.kind.to_string(), spec: work.spec.clone() }.encode()?;
+    if store.get(&job_key(&job))?.is_none() {
+        store.put_new(&job_key(&job), bytes)?;
+    }
+    if work.todo.is_empty() || stop.load(Relaxed) {
+        store.put(&done_key(&job), "done")?;
+        return Ok(());
+    }
+    // A job finished or stopped before, asked for again (e.g. results lost here): open.
+    store.delete(&done_key(&job))?;
+    tracing::info!(store = store.url(), job = %job, games = work.todo.len(), "published; waiting for workers (copper worker --store {})", store.url());
+    let mut next = 0;
+    while next < work.todo.len() && !stop.load(Relaxed) {
+        let have: BTreeSet<u64> = store.list(&results_prefix(&job))?.iter().filter_map(|l| unit_of(l.key.rsplit('/').next()?)).collect();
+        let before = next;
+        while next < work.todo.len() && !stop.load(Relaxed) && have.contains(&work.todo[next].id) {
+            let unit = work.todo[next].id;
+            let mut r = read_result(store, &unit_key(&job, unit), unit)?;
+            let want = work.todo[next];
+            if (r.job.first, r.job.second) != (want.first, want.second) {
+                bail!("{}: `{}` is game {:?}, but this run's game {unit} is {:?}", store.url(), unit_key(&job, unit), r.job, want);
+            }
+            // The opening's index is where this run keeps it (a study's openings are
+            // listed per run); the position is the same.
+            r.job = want;
+            for h in &mut r.hands {
+                h.record.opening_index = Some(want.opening as u64);
+            }
+            on_result(r);
+            next += 1;
+        }
+        if next == before {
+            std::thread::sleep(poll);
+        }
+    }
+    store.put(&done_key(&job), "done")?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// The worker's side.
+
+/// A job ready to play: built once per job a worker serves.
+enum Prepared {
+    Arena(Box<arena::tournament::Prepared>),
+    Balance(Box<balance::study::Prepared>),
+}
+
+impl Prepared {
+    fn new(file: &JobFile) -> Result<Prepared> {
+        Ok(match file.kind.as_str() {
+            arena::tournament::REMOTE_KIND => {
+                let cfg: arena::TournamentConfig = serde_json::from_value(file.spec.clone()).context("the tournament")?;
+                Prepared::Arena(Box::new(arena::tournament::Prepared::new(&cfg)?))
+            }
+            balance::study::REMOTE_KIND => {
+                let s: balance::study::RemoteStudy = serde_json::from_value(file.spec.clone()).context("the study")?;
+                Prepared::Balance(Box::new(balance::study::Prepared::new(&s)?))
+            }
+            other => bail!("unknown kind `{other}` (this worker plays arena and balance jobs)"),
+        })
+    }
+    fn units(&self) -> Vec<u64> {
+        match self {
+            Prepared::Arena(p) => p.job_ids(),
+            Prepared::Balance(p) => p.job_ids(),
+        }
+    }
+    fn play(&self, unit: u64) -> Result<JobResult> {
+        Ok(match self {
+            Prepared::Arena(p) => p.play(unit)?,
+            Prepared::Balance(p) => p.play(unit)?,
+        })
+    }
+}
+
+/// Serves the store's jobs one game at a time (`copper worker`).
+pub struct JobServer {
+    store: Store,
+    id: String,
+    /// Jobs built so far; a job that cannot be built is remembered with its error.
+    prepared: HashMap<String, Result<Arc<Prepared>, String>>,
+    /// Games this server played.
+    pub played: u64,
+}
+
+/// What one job's keys say.
+#[derive(Default)]
+struct JobState {
+    published: bool,
+    done: bool,
+    results: BTreeSet<u64>,
+    /// Unit → workers that claimed it.
+    claims: BTreeMap<u64, Vec<String>>,
+}
+
+impl JobServer {
+    /// A server named `id` (its claims carry the name).
+    pub fn new(store: Store, id: &str) -> Result<JobServer> {
+        if id.is_empty() || id.contains('/') || id.starts_with('.') {
+            bail!("worker id `{id}`: must be non-empty, without `/`, not starting with `.`");
+        }
+        Ok(JobServer { store, id: id.to_string(), prepared: HashMap::new(), played: 0 })
+    }
+
+    fn states(&self) -> Result<BTreeMap<String, JobState>> {
+        let mut jobs: BTreeMap<String, JobState> = BTreeMap::new();
+        for l in self.store.list("jobs")? {
+            let Some(rest) = l.key.strip_prefix("jobs/") else { continue };
+            let Some((job, what)) = rest.split_once('/') else { continue };
+            let s = jobs.entry(job.to_string()).or_default();
+            match what.split_once('/') {
+                None if what == "job.json" => s.published = true,
+                None if what == "done" => s.done = true,
+                Some(("results", unit)) => s.results.extend(unit_of(unit)),
+                Some(("claims", rest)) => {
+                    if let (Some(unit), Some(who)) = (unit_of(rest), rest.split_once('/').map(|(_, w)| w.to_string())) {
+                        s.claims.entry(unit).or_default().push(who);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(jobs)
+    }
+
+    fn prepare(&mut self, job: &str) -> Result<Option<Arc<Prepared>>> {
+        if !self.prepared.contains_key(job) {
+            let key = job_key(job);
+            let Some(bytes) = self.store.get(&key)? else { return Ok(None) };
+            let built = serde_json::from_slice::<JobFile>(&bytes)
+                .context("not a job file")
+                .and_then(|f| Prepared::new(&f))
+                .map(Arc::new)
+                .map_err(|e| format!("{}: `{key}`: {e:#}", self.store.url()));
+            if let Err(e) = &built {
+                tracing::warn!("skipping job {job}: {e}");
+            }
+            self.prepared.insert(job.to_string(), built);
+        }
+        Ok(self.prepared[job].as_ref().ok().cloned())
+    }
+
+    /// Plays one unplayed game of an open job and uploads its result. `Ok(false)`: there
+    /// was nothing to play.
+    pub fn serve_one(&mut self) -> Result<bool> {
+        for (job, state) in self.states()? {
+            if !state.published || state.done {
+                continue;
+            }
+            let Some(prepared) = self.prepare(&job)? else { continue };
+            let open: Vec<u64> = prepared.units().into_iter().filter(|u| !state.results.contains(u)).collect();
+            if open.is_empty() {
+                continue;
+            }
+            // Workers start at different places; an unclaimed unit first, then one this
+            // worker claimed (it was restarted), then any (its claimer may be dead).
+            let start = (u64::from_str_radix(&records::run_dir::content_hash([self.id.as_bytes()])[..8], 16).unwrap_or(0) as usize) % open.len();
+            let rotated = open[start..].iter().chain(&open[..start]).copied();
+            let rank = |u: &u64| match state.claims.get(u) {
+                None => 0,
+                Some(who) if who.iter().all(|w| *w == self.id) => 1,
+                Some(_) => 2,
+            };
+            let unit = rotated.min_by_key(rank).expect("open is not empty");
+            self.store.put(&claim_key(&job, unit, &self.id), self.id.clone())?;
+            tracing::info!(job = %job, unit, worker = %self.id, "playing");
+            let r = prepared.play(unit).with_context(|| format!("job {job}, game {unit}"))?;
+            let bytes = serde_json::to_vec(&r).context("a result as JSON")?;
+            self.store.put_new(&unit_key(&job, unit), bytes)?;
+            self.played += 1;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Serves jobs until `stop` is set, looking every `poll` while there is nothing to play.
+    pub fn serve(&mut self, poll: Duration, stop: &AtomicBool) -> Result<()> {
+        while !stop.load(Relaxed) {
+            if !self.serve_one()? {
+                std::thread::sleep(poll);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arena::runner::Job;
+
+    fn tournament(dir: &std::path::Path) -> arena::TournamentConfig {
+        let mut c = arena::TournamentConfig::new(vec!["random,name=r1".into(), "greedy,name=g".into()]);
+        c.mode = arena::tournament::Mode::Match;
+        c.variant = "minishogi".into();
+        c.rounds = 2;
+        c.threads = 1;
+        c.games_in_flight = 1;
+        c.max_plies = 60;
+        c.out_dir = dir.join("out");
+        c
+    }
+
+    #[test]
+    fn a_unit_with_a_result_is_not_played_again_and_a_result_written_twice_counts_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("store").to_str().unwrap()).unwrap();
+        let cfg = tournament(dir.path());
+        let spec = serde_json::to_value(&cfg).unwrap();
+        let file = JobFile { kind: "arena".into(), spec: spec.clone() };
+        let (job, bytes) = file.encode().unwrap();
+        store.put_new(&job_key(&job), bytes).unwrap();
+        let mut server = JobServer::new(store.clone(), "w1").unwrap();
+        let units = cfg.jobs().len();
+        // Every unit is played once; then there is nothing left.
+        for _ in 0..units {
+            assert!(server.serve_one().unwrap());
+        }
+        assert!(!server.serve_one().unwrap(), "every unit has its result");
+        assert_eq!(store.list(&results_prefix(&job)).unwrap().len(), units);
+        // A second upload of a unit (a second worker) changes nothing the coordinator counts.
+        let again = server.prepared[&job].as_ref().unwrap().play(0).unwrap();
+        assert!(!store.put_new(&unit_key(&job, 0), serde_json::to_vec(&again).unwrap()).unwrap());
+        let todo: Vec<Job> = cfg.jobs();
+        let seen = std::sync::Mutex::new(Vec::new());
+        let work = RemoteWork { kind: "arena", spec, todo: &todo };
+        coordinate(&store, Duration::from_millis(10), &work, &AtomicBool::new(false), &|r| seen.lock().unwrap().push(r.job.id)).unwrap();
+        assert_eq!(*seen.lock().unwrap(), todo.iter().map(|j| j.id).collect::<Vec<_>>(), "each game once, in order");
+        assert!(store.get(&done_key(&job)).unwrap().is_some());
+        assert!(!server.serve_one().unwrap(), "a done job is not served");
+    }
+
+    #[test]
+    fn a_corrupt_result_is_an_error_naming_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().to_str().unwrap()).unwrap();
+        let cfg = tournament(dir.path());
+        let spec = serde_json::to_value(&cfg).unwrap();
+        let (job, _) = JobFile { kind: "arena".into(), spec: spec.clone() }.encode().unwrap();
+        store.put_new(&unit_key(&job, 0), "{not json").unwrap();
+        let todo = cfg.jobs();
+        let work = RemoteWork { kind: "arena", spec, todo: &todo };
+        let e = coordinate(&store, Duration::from_millis(10), &work, &AtomicBool::new(false), &|_| {}).unwrap_err();
+        assert!(format!("{e:#}").contains(&unit_key(&job, 0)), "{e:#}");
+    }
+}
