@@ -113,6 +113,8 @@ pub struct StartValueEntry {
 /// - `trainer/gen-NNNN.ckpt` — the trainer's checkpoint after generation N, so a trainer
 ///   on a fresh machine resumes (a local root keeps `trainer.ckpt` instead)
 /// - `train/`, `eval/`, `selfplay/gen-NNNN/summary.json` — the reports, as above
+/// - `jobs/<job>/…` — tournaments' and studies' games handed to workers (the `dispatch`
+///   crate's protocol)
 pub mod keys {
     fn gen(g: u32) -> String {
         format!("gen-{g:04}")
