@@ -680,19 +680,13 @@ fn run(cli: Cli) -> Result<()> {
                 jobs.serve(opts.poll, &stop)?;
             }
             let report = pipeline::fleet::run_worker_with(&store, &opts, &stop, &mut || if no_jobs { Ok(false) } else { jobs.serve_one() })?;
-            let c = store.counters();
             println!(
-                "worker {}: {} games (generations {:?}), {} tournament and study games; store: {} requests ({} puts, {} gets, {} lists), {} bytes up, {} bytes down",
+                "worker {}: {} games (generations {:?}), {} tournament and study games; store: {}",
                 opts.id,
                 report.games,
                 report.generations,
                 jobs.played,
-                c.requests(),
-                c.puts,
-                c.gets,
-                c.lists,
-                c.bytes_up,
-                c.bytes_down
+                store.counters()
             );
         }
         Command::Trainer { fleet, config, generations, threads, settle_seconds, lease_seconds } => {
@@ -718,17 +712,7 @@ fn run(cli: Cli) -> Result<()> {
                 no_more_games: None,
             };
             pipeline::fleet::run_trainer(&store, cfg.as_ref(), &opts, !fleet.quiet, &mut |dir| refresh_page(dir))?;
-            let c = store.counters();
-            println!(
-                "trainer {}: store: {} requests ({} puts, {} gets, {} lists), {} bytes up, {} bytes down",
-                opts.id,
-                c.requests(),
-                c.puts,
-                c.gets,
-                c.lists,
-                c.bytes_up,
-                c.bytes_down
-            );
+            println!("trainer {}: store: {}", opts.id, store.counters());
         }
         Command::Train { config, run_dir, generations, threads, device, from_model, quiet } => {
             let mut cfg = pipeline::RunConfig::load(&config)?;

@@ -336,7 +336,7 @@ pub fn copy_for_reading(store: &Store, dir: &Path) -> Result<PathBuf> {
             let cached = fetch_model(store, g, &dir.join("cache"))?;
             copy_dir(&cached, &local.model(g))?;
         }
-        for key in [format!("{}/gen-{g:04}.json", keys::TRAIN), eval_key(g), summary_key(g)] {
+        for key in [keys::train_report(g), keys::eval_report(g), keys::selfplay_summary(g)] {
             sync_down(store, &local, &key)?;
         }
     }
@@ -442,7 +442,7 @@ pub fn run_trainer(store: &Store, cfg: Option<&RunConfig>, opts: &TrainerOptions
         with_heartbeat(store, &opts.id, opts.lease, || model_zero(store, &local, &cfg, show))?;
     }
     for g in 1..=cfg.generations {
-        if store.get(&eval_key(g))?.is_some() {
+        if store.get(&keys::eval_report(g))?.is_some() {
             continue;
         }
         let incumbent = read_manifest::<StepManifest>(store, &keys::step_manifest(g - 1))?.map(|m| m.trainer).filter(|t| !t.is_empty());
@@ -483,7 +483,7 @@ fn model_zero(store: &Store, local: &RunDir, cfg: &RunConfig, show: bool) -> Res
                 store.put_new(k, std::fs::read(local.0.join(k))?)?;
             }
             sync_up(store, local, "teacher")?;
-            sync_up(store, local, &keys::step_manifest(0).replace(".games.json", ".json"))?;
+            sync_up(store, local, &keys::train_report(0))?;
         }
         store.put_new(&keys::step_manifest(0), serde_json::to_vec_pretty(&StepManifest { generation: 0, trainer: String::new(), games: shards })?)?;
     }
@@ -563,7 +563,7 @@ fn train_one(store: &Store, local: &RunDir, cfg: &RunConfig, opts: &TrainerOptio
     use crate::run_dir::{read_json, write_json, SelfplaySummary};
     let (manifest, waited) = step_games(store, cfg, opts, g, show)?;
     let summary_path = local.selfplay_summary(g);
-    let selfplay = match sync_down(store, local, &summary_key(g))?.map(|p| read_json::<SelfplaySummary>(&p)).transpose()?.flatten() {
+    let selfplay = match sync_down(store, local, &keys::selfplay_summary(g))?.map(|p| read_json::<SelfplaySummary>(&p)).transpose()?.flatten() {
         Some(s) => s,
         None => {
             let mut lines: Vec<GameLine> = Vec::new();
@@ -595,7 +595,7 @@ fn train_one(store: &Store, local: &RunDir, cfg: &RunConfig, opts: &TrainerOptio
                 positions: all.positions,
             };
             write_json(&summary_path, &s)?;
-            sync_up(store, local, &summary_key(g))?;
+            sync_up(store, local, &keys::selfplay_summary(g))?;
             s
         }
     };
@@ -611,9 +611,9 @@ fn train_one(store: &Store, local: &RunDir, cfg: &RunConfig, opts: &TrainerOptio
     let train = run_loop::train_generation_on(local, cfg, g, shards, show)?;
     upload_checkpoint(store, local, g)?;
     publish_model(store, g, &local.model(g))?;
-    sync_up(store, local, &format!("{}/gen-{g:04}.json", keys::TRAIN))?;
+    sync_up(store, local, &keys::train_report(g))?;
     // Evaluation plays the previous model too.
-    if g >= 1 && store.get(&keys::model_manifest(g - 1))?.is_some() && !local.model(g - 1).join("model.json").exists() {
+    if store.get(&keys::model_manifest(g - 1))?.is_some() && !local.model(g - 1).join("model.json").exists() {
         let dir = fetch_model(store, g - 1, &local.0.join("cache"))?;
         copy_dir(&dir, &local.model(g - 1))?;
     }
@@ -623,19 +623,10 @@ fn train_one(store: &Store, local: &RunDir, cfg: &RunConfig, opts: &TrainerOptio
     }
     sync_up(store, local, &format!("eval/gen-{g:04}"))?;
     sync_up(store, local, &format!("eval/gen-{g:04}-starts.json"))?;
-    // The evaluation report last: its presence in the store marks the generation done.
-    let report = local.eval_report(g);
-    write_json(&report, &eval)?;
-    sync_up(store, local, &eval_key(g))?;
+    // The evaluation report (written by the evaluation) last: in the store it marks the
+    // generation done.
+    sync_up(store, local, &keys::eval_report(g))?;
     Ok(crate::run_dir::Generation { generation: g, selfplay, train, eval })
-}
-
-fn eval_key(g: u32) -> String {
-    format!("eval/gen-{g:04}.json")
-}
-
-fn summary_key(g: u32) -> String {
-    format!("{}/summary.json", keys::selfplay_dir(g))
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {

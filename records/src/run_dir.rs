@@ -34,7 +34,7 @@ impl RunDir {
         self.0.join("selfplay").join(Self::gen(g))
     }
     pub fn selfplay_summary(&self, g: u32) -> PathBuf {
-        self.selfplay(g).join("summary.json")
+        self.0.join(keys::selfplay_summary(g))
     }
     pub fn teacher(&self) -> PathBuf {
         self.0.join("teacher")
@@ -43,14 +43,14 @@ impl RunDir {
         self.0.join("models").join(Self::gen(g))
     }
     pub fn train_report(&self, g: u32) -> PathBuf {
-        self.0.join("train").join(format!("{}.json", Self::gen(g)))
+        self.0.join(keys::train_report(g))
     }
     /// The evaluation matches' arena directories.
     pub fn eval_dir(&self, g: u32) -> PathBuf {
         self.0.join("eval").join(Self::gen(g))
     }
     pub fn eval_report(&self, g: u32) -> PathBuf {
-        self.0.join("eval").join(format!("{}.json", Self::gen(g)))
+        self.0.join(keys::eval_report(g))
     }
     pub fn checkpoint(&self) -> PathBuf {
         self.0.join("trainer.ckpt")
@@ -122,7 +122,6 @@ pub mod keys {
     pub const CONFIG: &str = "config.toml";
     pub const MODELS: &str = "models";
     pub const SELFPLAY: &str = "selfplay";
-    pub const TRAIN: &str = "train";
     pub fn model_dir(g: u32) -> String {
         format!("models/{}", gen(g))
     }
@@ -150,6 +149,16 @@ pub mod keys {
         let (g, rest) = rest.split_once('/')?;
         let (worker, file) = rest.rsplit_once('/').unwrap_or(("", rest));
         Some((g.parse().ok()?, worker.to_string(), file.strip_prefix("game-")?.parse().ok()?))
+    }
+    pub fn selfplay_summary(g: u32) -> String {
+        format!("selfplay/{}/summary.json", gen(g))
+    }
+    pub fn train_report(g: u32) -> String {
+        format!("train/{}.json", gen(g))
+    }
+    /// Its presence in the store marks generation N done.
+    pub fn eval_report(g: u32) -> String {
+        format!("eval/{}.json", gen(g))
     }
     pub fn step_manifest(g: u32) -> String {
         format!("train/{}.games.json", gen(g))

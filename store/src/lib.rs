@@ -58,6 +58,22 @@ pub struct Counters {
     pub bytes_down: u64,
 }
 
+impl std::fmt::Display for Counters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} requests ({} puts, {} gets, {} lists, {} deletes), {} bytes up, {} bytes down",
+            self.requests(),
+            self.puts,
+            self.gets,
+            self.lists,
+            self.deletes,
+            self.bytes_up,
+            self.bytes_down
+        )
+    }
+}
+
 impl Counters {
     pub fn requests(&self) -> u64 {
         self.puts + self.gets + self.lists + self.deletes
@@ -269,7 +285,6 @@ pub enum RaceResult {
 /// claims after another has listed sees an earlier claim and loses.
 pub fn race(store: &Store, prefix: &str, id: &str, incumbent: Option<&str>, settle: Duration, lease: Duration) -> Result<RaceResult, StoreError> {
     heartbeat(store, id)?;
-    let now = store.list("heartbeats")?.into_iter().find(|l| l.key == format!("heartbeats/{id}")).map(|l| l.modified).unwrap_or_else(SystemTime::now);
     let alive = |beats: &std::collections::HashMap<String, SystemTime>, who: &str, at: SystemTime| {
         // Server times only, so the contenders' clocks need not agree.
         who == id || beats.get(who).is_some_and(|&b| at.duration_since(b).map_or(true, |age| age < lease))
@@ -278,7 +293,10 @@ pub fn race(store: &Store, prefix: &str, id: &str, incumbent: Option<&str>, sett
         Ok(store.list("heartbeats")?.into_iter().map(|l| (l.key.trim_start_matches("heartbeats/").to_string(), l.modified)).collect())
     };
     if let Some(inc) = incumbent.filter(|&inc| inc != id) {
-        if alive(&beats(store)?, inc, now) {
+        let beats = beats(store)?;
+        // Our own beat, just written, is the store's "now".
+        let now = beats.get(id).copied().unwrap_or_else(SystemTime::now);
+        if alive(&beats, inc, now) {
             return Ok(RaceResult::Lost { winner: inc.to_string() });
         }
     }
@@ -288,7 +306,7 @@ pub fn race(store: &Store, prefix: &str, id: &str, incumbent: Option<&str>, sett
     let void: std::collections::HashSet<String> =
         store.list(&format!("{prefix}.void"))?.into_iter().map(|l| l.key.rsplit('/').next().unwrap_or_default().to_string()).collect();
     let listed = store.list(prefix)?;
-    let newest_claim = listed.iter().map(|l| l.modified).max().unwrap_or(now);
+    let newest_claim = listed.iter().map(|l| l.modified).max().unwrap_or_else(SystemTime::now);
     let mut claims = Vec::new();
     for l in listed {
         let who = l.key.rsplit('/').next().unwrap_or_default().to_string();
@@ -344,6 +362,7 @@ mod tests {
         assert_eq!((c.puts, c.gets, c.lists, c.deletes), (5, 2, 3, 2));
         assert_eq!(c.bytes_up, 5 + 6 + 1 + 1 + 1);
         assert_eq!(c.bytes_down, 5);
+        assert_eq!(c.to_string(), "12 requests (5 puts, 2 gets, 3 lists, 2 deletes), 14 bytes up, 5 bytes down");
     }
 
     #[test]
