@@ -9,7 +9,7 @@
 //! think in their own processes; polling them only collects answers.
 
 use crate::baseline::{Baseline, Budget};
-use crate::limits::{think_time, ClockView, Limit};
+use crate::limits::{think_time, ClockView, Limit, INTERNAL_RESERVE};
 use crate::thought::{Score, Thought};
 use rules::{Game, Move};
 use search::{EvalRequest, Evaluator, Search, SearchConfig};
@@ -104,13 +104,12 @@ pub struct SearchPlayer {
     seed: u64,
     /// Simulations per second measured on earlier moves, for time-limited searches.
     sims_per_second: f64,
-    reserve: Duration,
 }
 
 impl SearchPlayer {
     /// `config` should be an evaluation configuration (no noise, greedy choice).
     pub fn new(name: &str, evaluator: Arc<dyn Evaluator<Game>>, config: SearchConfig, seed: u64) -> SearchPlayer {
-        SearchPlayer { name: name.to_string(), evaluator, config, slots: Vec::new(), seed, sims_per_second: 500.0, reserve: Duration::from_millis(40) }
+        SearchPlayer { name: name.to_string(), evaluator, config, slots: Vec::new(), seed, sims_per_second: 500.0 }
     }
 
     fn slot(&mut self, slot: usize) -> &mut Option<Pending> {
@@ -160,7 +159,7 @@ impl Player for SearchPlayer {
             Limit::Nodes(n) => config.simulations = n.min(u32::MAX as u64) as u32,
             Limit::Depth(d) => config.simulations = d.max(1),
             _ => {
-                let t = think_time(clock, mover, game.ply(), self.reserve).unwrap_or(Duration::from_millis(100));
+                let t = think_time(clock, mover, game.ply(), INTERNAL_RESERVE).unwrap_or(Duration::from_millis(100));
                 // Sequential Halving needs its budget up front: aim at what fits in the
                 // time at the speed measured so far, and stop at the deadline regardless.
                 config.simulations = ((self.sims_per_second * t.as_secs_f64()) as u32).clamp(2, 1_000_000);
@@ -209,7 +208,7 @@ impl Player for SearchPlayer {
             let sims = p.search.simulations_done();
             if p.deadline.is_some() && sims >= 8 && secs > 0.005 {
                 // Exponential average of the measured speed, for the next budget.
-                self.sims_per_second = 0.7 * self.sims_per_second + 0.3 * sims as f64 / secs;
+                self.sims_per_second = 0.5 * self.sims_per_second + 0.5 * sims as f64 / secs;
             }
             let thought = SearchPlayer::thought(&p.search);
             let reply = match thought.best {
@@ -283,7 +282,7 @@ impl Player for BaselinePlayer {
                 Limit::Nodes(n) => Budget { depth: None, nodes: Some(n), deadline: None },
                 Limit::Depth(d) => Budget { depth: Some(d), nodes: None, deadline: None },
                 _ => {
-                    let t = think_time(&clock, mover, game.ply(), Duration::from_millis(30)).unwrap_or(Duration::from_millis(100));
+                    let t = think_time(&clock, mover, game.ply(), INTERNAL_RESERVE).unwrap_or(Duration::from_millis(100));
                     Budget { depth: None, nodes: None, deadline: Some(Instant::now() + t) }
                 }
             };

@@ -278,7 +278,7 @@ fn a_third_party_client_plays_our_engine() {
 #[test]
 fn byoyomi_100ms_is_never_overstepped() {
     // Our engine as an external USI engine in our own arena, which charges every move
-    // against the clock with a 10 ms margin (the engine aims 40 ms inside byoyomi).
+    // against the clock with a 10 ms margin (the engine aims 30 ms inside byoyomi).
     // Timing is the feature here, so this is the one test that asserts on it: it holds
     // the lock (no other test's engines run meanwhile) and plays one game at a time
     // (`--threads 1`), so at most one engine searches at any moment.

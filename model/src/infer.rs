@@ -26,6 +26,9 @@ use crate::net::Net;
 use crate::winograd::{conv3x3_winograd, WinogradConv, WinogradScratch};
 /// Most images one thread runs through the network at once (4, 8, 16 within noise).
 const MAX_GROUP: usize = 8;
+/// Channels from which a batch smaller than the thread pool splits each layer across the
+/// threads instead of running on the calling thread.
+const LAYER_SPLIT_CHANNELS: usize = 128;
 
 /// Outputs of [`InferenceNet::forward`].
 #[derive(Debug, Clone, PartialEq)]
@@ -149,8 +152,12 @@ impl InferenceNet {
         }
         let threads = rayon::current_num_threads().max(1);
         if batch < threads {
-            // Too few images to give each thread its own: parallelise inside each layer.
-            self.forward_group(input, batch, policy, value, true);
+            // Too few images to give each thread its own. Splitting a layer across threads
+            // pays only for wide layers: at 4x48 and batch 1 one thread (with Winograd)
+            // evaluates about twice what two threads splitting each layer do
+            // (docs/PERFORMANCE.md, "One search on one core").
+            let split = cfg.channels >= LAYER_SPLIT_CHANNELS;
+            self.forward_group(input, batch, policy, value, split);
             return;
         }
         let group = batch.div_ceil(threads).clamp(1, MAX_GROUP);
@@ -340,8 +347,8 @@ mod tests {
         let cfg = eval.config().clone();
         let device = cpu_device();
 
-        // batch 1: layer-parallel path (with 2+ threads); 5 and 19: whole-image groups of
-        // uneven size.
+        // batch 1: one group on the calling thread (the layer-parallel path has its own
+        // test); 5 and 19: whole-image groups of uneven size.
         for batch in [1, 5, 19] {
             let data = OwnedBatch::random(&cfg, batch, 100 + batch as u64);
             let reference = eval.forward_flat(&data.input, batch, &device);
