@@ -227,7 +227,7 @@ pub fn teacher_stage(run: &RunDir, cfg: &RunConfig, show: bool) -> Result<()> {
 /// Generation 0 is a trained model: copied to `models/gen-0000` and the trainer's
 /// starting weights.
 pub(crate) fn start_from_model(run: &RunDir, cfg: &RunConfig, dir: &Path) -> Result<()> {
-    trainer::start_from_model(&run.checkpoint(), dir, cfg.variant()?, &cfg.net_config()?, cfg.seed)
+    trainer::start_from_model(&run.checkpoint(), dir, 0, cfg.variant()?, &cfg.net_config()?, cfg.seed)
         .with_context(|| format!("starting from {}", dir.display()))?;
     if !has_model(run, 0) {
         let net = model::load_model(dir, &model::cpu_device())?;
@@ -265,6 +265,12 @@ pub fn train_generation_on(run: &RunDir, cfg: &RunConfig, g: u32, shards: Vec<Pa
         if run.model(g).join("model.json").exists() {
             return Ok(s);
         }
+    }
+    // A run directory without the trainer's checkpoint (copied without it, or lost)
+    // would train generation g from a fresh network: go on from the last exported model.
+    if g > 0 && !run.checkpoint().exists() && run.model(g - 1).join("model.json").exists() {
+        tracing::warn!("no trainer checkpoint in {}: generation {g} starts from models/gen-{:04} (a fresh optimiser and use counts)", run.0.display(), g - 1);
+        trainer::start_from_model(&run.checkpoint(), &run.model(g - 1), g - 1, cfg.variant()?, &cfg.net_config()?, cfg.seed)?;
     }
     let pb = bar(cfg.training.steps_per_generation as u64, "train", show);
     let on_step = |s: u32, steps: u32, l: &trainer::StepLoss| {

@@ -125,10 +125,12 @@ fn batch_rng(seed: u64, generation: u32, step: u32) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed ^ ((generation as u64) << 32 | step as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
-/// Starts a run's training from a trained model: writes a checkpoint of generation 0,
-/// done, holding the model's weights (and a fresh optimiser), unless a checkpoint exists.
-/// The model must have the run's network shape and play the run's game.
-pub fn start_from_model(checkpoint: &Path, model_dir: &Path, variant: &Variant, net: &NetConfig, seed: u64) -> Result<(), TrainError> {
+/// Starts a run's training from a trained model: writes a checkpoint of `generation`,
+/// done, holding the model's weights (a fresh optimiser and no use counts), unless a
+/// checkpoint exists. Generation 0 is a starting model (`--from-model`); a later one
+/// is a run's own exported model when its checkpoint is missing. The model must have the
+/// run's network shape and play the run's game.
+pub fn start_from_model(checkpoint: &Path, model_dir: &Path, generation: u32, variant: &Variant, net: &NetConfig, seed: u64) -> Result<(), TrainError> {
     if Checkpoint::load(checkpoint)?.is_some() {
         return Ok(());
     }
@@ -143,7 +145,7 @@ pub fn start_from_model(checkpoint: &Path, model_dir: &Path, variant: &Variant, 
     }
     let c = Checkpoint {
         net: net.clone(),
-        generation: 0,
+        generation,
         generation_step: 0,
         total_steps: 0,
         generation_done: true,
