@@ -19,16 +19,6 @@ fn job<'a>(dir: &std::path::Path, shards: &[std::path::PathBuf], generation: u32
     }
 }
 
-/// The exported model's outputs on a fixed input, bit for bit (the weights files also
-/// hold random parameter ids, so their bytes differ between runs).
-fn outputs(dir: &std::path::Path, generation: u32) -> Vec<u32> {
-    let net = model::load_inference(&dir.join(format!("models/gen-{generation:04}"))).unwrap();
-    let n = net.config().input_len() * 4;
-    let input: Vec<f32> = (0..n).map(|i| ((i * 7919) % 13) as f32 / 13.0).collect();
-    let out = net.forward(&input, 4);
-    out.policy.iter().chain(out.value.iter()).map(|x| x.to_bits()).collect()
-}
-
 #[test]
 fn stopped_and_resumed_training_equals_straight_training() {
     model::init_cpu_threads(1);

@@ -88,3 +88,14 @@ pub fn config(steps: u32, batch: usize) -> TrainerConfig {
         ..TrainerConfig::default()
     }
 }
+
+/// The model exported for `generation` under `dir`: its outputs on a fixed input, bit for
+/// bit (the weights files also hold random parameter ids, so their bytes differ between
+/// runs).
+pub fn outputs(dir: &Path, generation: u32) -> Vec<u32> {
+    let net = model::load_inference(&dir.join(format!("models/gen-{generation:04}"))).unwrap();
+    let n = net.config().input_len() * 4;
+    let input: Vec<f32> = (0..n).map(|i| ((i * 7919) % 13) as f32 / 13.0).collect();
+    let out = net.forward(&input, 4);
+    out.policy.iter().chain(out.value.iter()).map(|x| x.to_bits()).collect()
+}
