@@ -5,18 +5,7 @@ use common::*;
 use trainer::{start_from_model, train_generation, TrainJob};
 
 fn job<'a>(dir: &std::path::Path, shards: &[std::path::PathBuf], generation: u32, steps: u32) -> TrainJob<'a> {
-    TrainJob {
-        variant: variant(),
-        config: config(steps, 8),
-        net: tiny_net(),
-        generation,
-        shards: shards.to_vec(),
-        checkpoint: dir.join("trainer.ckpt"),
-        export_dir: dir.join(format!("models/gen-{generation:04}")),
-        seed: 11,
-        on_step: None,
-        stop_after: None,
-    }
+    run_job(dir, shards, generation, steps, None)
 }
 
 #[test]

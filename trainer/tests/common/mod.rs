@@ -7,7 +7,7 @@ use rand_chacha::ChaCha8Rng;
 use records::{write_shard, Record, ShardHeader};
 use rules::{Game, Position, Variant};
 use std::path::{Path, PathBuf};
-use trainer::TrainerConfig;
+use trainer::{TrainJob, TrainerConfig};
 
 pub fn variant() -> &'static Variant {
     Variant::builtin("minishogi").unwrap()
@@ -98,4 +98,21 @@ pub fn outputs(dir: &Path, generation: u32) -> Vec<u32> {
     let input: Vec<f32> = (0..n).map(|i| ((i * 7919) % 13) as f32 / 13.0).collect();
     let out = net.forward(&input, 4);
     out.policy.iter().chain(out.value.iter()).map(|x| x.to_bits()).collect()
+}
+
+/// Generation `generation` of a run in `dir` (checkpoint `trainer.ckpt`, models under
+/// `models/`): the tiny network, `steps` steps of 8 positions, seed 11.
+pub fn run_job<'a>(dir: &Path, shards: &[PathBuf], generation: u32, steps: u32, stop_after: Option<u32>) -> TrainJob<'a> {
+    TrainJob {
+        variant: variant(),
+        config: config(steps, 8),
+        net: tiny_net(),
+        generation,
+        shards: shards.to_vec(),
+        checkpoint: dir.join("trainer.ckpt"),
+        export_dir: dir.join(format!("models/gen-{generation:04}")),
+        seed: 11,
+        on_step: None,
+        stop_after,
+    }
 }
