@@ -192,13 +192,13 @@ impl Clock {
     }
 }
 
-/// A budget that is a safe amount of time to think when the limit is a time control:
-/// the target, less a reserve for latency (process scheduling, pipes, the opponent's
-/// process on the same cores).
 /// What the internal players (search players and baselines) keep back from a time limit:
 /// one reserve for both, so that at a time limit they think equally long.
 pub(crate) const INTERNAL_RESERVE: Duration = Duration::from_millis(30);
 
+/// A budget that is a safe amount of time to think when the limit is a time control:
+/// the target, less a reserve for latency (process scheduling, pipes, the opponent's
+/// process on the same cores).
 pub(crate) fn think_time(view: &ClockView, mover: usize, ply: usize, reserve: Duration) -> Option<Duration> {
     let allowance = view.allowance_ms(mover)?;
     let target = view.target_ms(mover, ply)?.min(allowance);
