@@ -260,18 +260,23 @@ fn teacher_shards(run: &RunDir) -> Vec<PathBuf> {
 
 /// Trains generation `g` on `shards` (its window) into `models/gen-NNNN/`, or reads the
 /// report of a generation already trained.
+/// A run directory without the trainer's checkpoint (copied without it, or lost) would
+/// train generation `g` from a fresh network: it goes on from the last exported model.
+fn resume_from_last_model(run: &RunDir, cfg: &RunConfig, g: u32) -> Result<()> {
+    if g > 0 && !run.checkpoint().exists() && run.model(g - 1).join("model.json").exists() {
+        tracing::warn!("no trainer checkpoint in {}: generation {g} starts from models/gen-{:04} (a fresh optimiser and use counts)", run.0.display(), g - 1);
+        trainer::start_from_model(&run.checkpoint(), &run.model(g - 1), g - 1, cfg.variant()?, &cfg.net_config()?, cfg.seed)?;
+    }
+    Ok(())
+}
+
 pub fn train_generation_on(run: &RunDir, cfg: &RunConfig, g: u32, shards: Vec<PathBuf>, show: bool) -> Result<TrainSummary> {
     if let Some(s) = read_json::<TrainSummary>(&run.train_report(g))? {
         if run.model(g).join("model.json").exists() {
             return Ok(s);
         }
     }
-    // A run directory without the trainer's checkpoint (copied without it, or lost)
-    // would train generation g from a fresh network: go on from the last exported model.
-    if g > 0 && !run.checkpoint().exists() && run.model(g - 1).join("model.json").exists() {
-        tracing::warn!("no trainer checkpoint in {}: generation {g} starts from models/gen-{:04} (a fresh optimiser and use counts)", run.0.display(), g - 1);
-        trainer::start_from_model(&run.checkpoint(), &run.model(g - 1), g - 1, cfg.variant()?, &cfg.net_config()?, cfg.seed)?;
-    }
+    resume_from_last_model(run, cfg, g)?;
     let pb = bar(cfg.training.steps_per_generation as u64, "train", show);
     let on_step = |s: u32, steps: u32, l: &trainer::StepLoss| {
         pb.set_length(steps as u64);
@@ -480,6 +485,24 @@ pub fn bench_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, games: u32) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_without_its_checkpoint_goes_on_from_its_last_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir(dir.path().to_path_buf());
+        let cfg = RunConfig::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quick.toml")).unwrap();
+        // No model of generation 1 yet: generation 2 has nothing to go on from.
+        resume_from_last_model(&run, &cfg, 2).unwrap();
+        assert!(!run.checkpoint().exists());
+        neteval::save_random_model(cfg.variant().unwrap(), &run.model(1), cfg.network.blocks, cfg.network.channels, 5).unwrap();
+        resume_from_last_model(&run, &cfg, 2).unwrap();
+        let c = trainer::Checkpoint::load(&run.checkpoint()).unwrap().expect("a checkpoint from models/gen-0001");
+        assert_eq!((c.generation, c.generation_done), (1, true));
+        // Generation 1 itself still comes from generation 0's model or the teacher.
+        let other = RunDir(dir.path().join("other"));
+        resume_from_last_model(&other, &cfg, 1).unwrap();
+        assert!(!other.checkpoint().exists());
+    }
 
     /// The accelerator path, run on the CPU through burn: two workers' leaves meet in the
     /// batching queue, every game is finished and written, and the queue saw every
