@@ -337,6 +337,17 @@ impl PlayerSpec {
         matches!(self.kind, Kind::AlphaBeta | Kind::Greedy)
     }
 
+    /// The spec with a directory-less checkpoint pointed at the variant's shipped model, for
+    /// callers that read the model directory themselves (the balance study's network view).
+    pub fn with_shipped_model(mut self, variant: &Variant) -> Result<PlayerSpec, SpecError> {
+        if let Kind::Checkpoint(dir) = &mut self.kind {
+            if dir.as_os_str().is_empty() {
+                *dir = shipped_model(variant).map_err(|problem| SpecError { spec: self.text.clone(), problem })?;
+            }
+        }
+        Ok(self)
+    }
+
     /// Whether the player needs a limit from the tournament when its spec gives none.
     pub(crate) fn needs_limit(&self) -> bool {
         matches!(self.kind, Kind::Checkpoint(_) | Kind::Uniform | Kind::Usi(_))

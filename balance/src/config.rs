@@ -300,7 +300,7 @@ impl StudyConfig {
 
     /// One tier from its spec, with the study's default noise where the spec has none.
     pub fn tier_from_text(&self, text: &str) -> Result<Tier, BalanceError> {
-        let mut spec = PlayerSpec::parse(text)?;
+        let mut spec = PlayerSpec::parse(text)?.with_shipped_model(self.variant()?)?;
         if spec.noise.is_none() && spec.takes_noise() {
             let x = if spec.noise_in_centipawns() { self.noise.baseline_cp } else { self.noise.search };
             spec.noise = (x > 0.0).then_some(x);

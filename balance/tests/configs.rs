@@ -62,3 +62,14 @@ fn unknown_selfplay_starts_are_refused_at_load() {
     std::fs::write(&path, text.replace("\nstarts = []", "\nstarts = [\"seed\", \"swapped\"]")).unwrap();
     assert!(pipeline::RunConfig::load(&path).is_ok());
 }
+
+#[test]
+fn a_checkpoint_tier_without_a_directory_is_the_shipped_model() {
+    let c = balance::StudyConfig::default();
+    let tier = c.tier_from_text("checkpoint,sims=8,name=shipped").unwrap();
+    let dir = tier.checkpoint().expect("a network tier");
+    assert!(dir.ends_with("models/pocket-copper"), "{}", dir.display());
+    assert!(dir.join("model.json").exists(), "the study's network view reads the model from {}", dir.display());
+    let own = c.tier_from_text("checkpoint:some/run/models/gen-0003,sims=8").unwrap();
+    assert_eq!(own.checkpoint(), Some(Path::new("some/run/models/gen-0003")));
+}
