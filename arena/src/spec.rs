@@ -341,9 +341,7 @@ impl PlayerSpec {
     /// callers that read the model directory themselves (the balance study's network view).
     pub fn with_shipped_model(mut self, variant: &Variant) -> Result<PlayerSpec, SpecError> {
         if let Kind::Checkpoint(dir) = &mut self.kind {
-            if dir.as_os_str().is_empty() {
-                *dir = shipped_model(variant).map_err(|problem| SpecError { spec: self.text.clone(), problem })?;
-            }
+            *dir = model_dir(dir, variant).map_err(|problem| SpecError { spec: self.text.clone(), problem })?;
         }
         Ok(self)
     }
@@ -351,6 +349,15 @@ impl PlayerSpec {
     /// Whether the player needs a limit from the tournament when its spec gives none.
     pub(crate) fn needs_limit(&self) -> bool {
         matches!(self.kind, Kind::Checkpoint(_) | Kind::Uniform | Kind::Usi(_))
+    }
+}
+
+/// The model a checkpoint spec plays: its own directory, or none and the variant's shipped model.
+fn model_dir(dir: &Path, variant: &Variant) -> Result<PathBuf, String> {
+    if dir.as_os_str().is_empty() {
+        shipped_model(variant)
+    } else {
+        Ok(dir.to_path_buf())
     }
 }
 
@@ -406,7 +413,7 @@ impl PlayerFactory {
         }
         let evaluator: Option<Arc<dyn Evaluator<Game>>> = match &spec.kind {
             Kind::Checkpoint(dir) => {
-                let dir = if dir.as_os_str().is_empty() { shipped_model(variant).map_err(err)? } else { dir.clone() };
+                let dir = model_dir(dir, variant).map_err(err)?;
                 let e = neteval::load(&dir, variant).map_err(|e| err(e.to_string()))?;
                 let net: Arc<dyn Evaluator<Game>> = Arc::new(e.serial(threads > 1));
                 if spec.qmix > 0.0 {

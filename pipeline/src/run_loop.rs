@@ -258,8 +258,6 @@ fn teacher_shards(run: &RunDir) -> Vec<PathBuf> {
     v
 }
 
-/// Trains generation `g` on `shards` (its window) into `models/gen-NNNN/`, or reads the
-/// report of a generation already trained.
 /// A run directory without the trainer's checkpoint (copied without it, or lost) would
 /// train generation `g` from a fresh network: it goes on from the last exported model.
 fn resume_from_last_model(run: &RunDir, cfg: &RunConfig, g: u32) -> Result<()> {
@@ -270,6 +268,8 @@ fn resume_from_last_model(run: &RunDir, cfg: &RunConfig, g: u32) -> Result<()> {
     Ok(())
 }
 
+/// Trains generation `g` on `shards` (its window) into `models/gen-NNNN/`, or reads the
+/// report of a generation already trained.
 pub fn train_generation_on(run: &RunDir, cfg: &RunConfig, g: u32, shards: Vec<PathBuf>, show: bool) -> Result<TrainSummary> {
     if let Some(s) = read_json::<TrainSummary>(&run.train_report(g))? {
         if run.model(g).join("model.json").exists() {
