@@ -36,7 +36,9 @@
 //!
 //! `mate=on` turns on the search's one-ply mate check (`SearchConfig::mate_in_one`: a
 //! leaf whose mover can mate or reach the flag at once is a proven win); off by default,
-//! so `uniform` stays the fixed anchor earlier ladders were rated against.
+//! so `uniform` stays the fixed anchor earlier ladders were rated against. `mate3=D` adds
+//! the three-ply mate check through checks at the nodes up to depth D of the tree (the
+//! root is 0; `SearchConfig::mate_in_three_depth`) and turns the one-ply check on.
 //!
 //! `noise=X` makes a deterministic player stochastic, so that a player against itself
 //! from one start does not replay one game (the balance study needs that variety):
@@ -94,6 +96,8 @@ pub struct PlayerSpec {
     pub c_puct: Option<f32>,
     /// `mate=on`: the one-ply mate check at the search's leaves.
     pub mate_in_one: bool,
+    /// `mate3=D`: the three-ply mate check at the nodes up to depth D.
+    pub mate_in_three_depth: Option<u16>,
     pub tt_entries: usize,
     /// Play noise (`noise=X`, see the module documentation); `None`: none.
     pub noise: Option<f64>,
@@ -175,7 +179,7 @@ fn fields(text: &str) -> Result<Vec<Field>, String> {
 /// between ordinary scores and mate scores, so noise never hides a mate.
 pub const MAX_BASELINE_NOISE_CP: f64 = 1000.0;
 
-const KNOWN_KEYS: [&str; 23] = [
+const KNOWN_KEYS: [&str; 24] = [
     "name",
     "nodes",
     "sims",
@@ -191,6 +195,7 @@ const KNOWN_KEYS: [&str; 23] = [
     "gumbel_m",
     "c_puct",
     "mate",
+    "mate3",
     "tt",
     "noise",
     "qmix",
@@ -254,6 +259,12 @@ impl PlayerSpec {
         if mate_in_one && !matches!(kind, Kind::Checkpoint(_) | Kind::Uniform) {
             return Err(err(format!("mate=on is a search setting: {kind_name} has no search to check")));
         }
+        let mate_in_three_depth =
+            get("mate3").map(|v| v.parse::<u16>().map_err(|_| err(format!("mate3={v}: expected a tree depth (0 is the root)")))).transpose()?;
+        if mate_in_three_depth.is_some() && !matches!(kind, Kind::Checkpoint(_) | Kind::Uniform) {
+            return Err(err(format!("mate3 is a search setting: {kind_name} has no search to check")));
+        }
+        let mate_in_one = mate_in_one || mate_in_three_depth.is_some();
         let tt_entries = get("tt")
             .map(|v| {
                 v.parse::<usize>()
@@ -317,6 +328,7 @@ impl PlayerSpec {
             gumbel_m,
             c_puct,
             mate_in_one,
+            mate_in_three_depth,
             tt_entries,
             noise,
             values,
@@ -458,6 +470,7 @@ impl PlayerFactory {
             c.c_puct = x;
         }
         c.mate_in_one = self.spec.mate_in_one;
+        c.mate_in_three_depth = self.spec.mate_in_three_depth;
         if let Some(x) = self.spec.noise {
             match self.spec.root_policy {
                 RootPolicy::Gumbel => c.gumbel_scale = x as f32,
@@ -562,7 +575,7 @@ mod tests {
     }
 
     #[test]
-    fn noise_reaches_the_search_configuration() {
+    fn noise_and_mate_checks_reach_the_search_configuration() {
         let v = Variant::builtin("minishogi").unwrap();
         let f = |text: &str| PlayerFactory::new(PlayerSpec::parse(text).unwrap(), v, None, 1, Duration::from_secs(1)).unwrap().search_config();
         assert_eq!(f("uniform,sims=8").gumbel_scale, 0.0);
@@ -571,6 +584,9 @@ mod tests {
         assert_eq!((c.temperature, c.gumbel_scale), (0.5, 0.0));
         assert!(!f("uniform,sims=8").mate_in_one);
         assert!(f("uniform,sims=8,mate=on").mate_in_one);
+        let c = f("uniform,sims=8,mate3=1");
+        assert_eq!((c.mate_in_one, c.mate_in_three_depth), (true, Some(1)), "mate3 turns the one-ply check on");
+        assert_eq!(f("uniform,sims=8").mate_in_three_depth, None);
     }
 
     #[test]
@@ -627,6 +643,8 @@ mod tests {
             ("usi:/bin/engine,noise=1", "usi engines take no noise"),
             ("alphabeta,noise=5000", "at most 1000 centipawns"),
             ("uniform,mate=maybe", "expected on or off"),
+            ("uniform,mate3=-1", "expected a tree depth"),
+            ("alphabeta,mate3=1", "alphabeta has no search"),
             ("uniform,sims=8,c_puct=NaN", "expected a number > 0"),
             ("uniform,sims=8,c_puct=-1", "expected a number > 0"),
             ("alphabeta,tt=0", "entries in 1..="),

@@ -166,6 +166,50 @@ impl Game {
         self.result = self.compute_result(Some(m));
     }
 
+    /// A move that wins by force within three plies through checks, as tsume shogi and
+    /// dlshogi's `mateMoveIn3Ply` search: a move that wins at once, or a check after which
+    /// every reply leaves the mover a move that wins at once (checkmate or the flag,
+    /// [`Position::winning_move`]). Quiet first moves are not searched, so `None` does
+    /// not mean there is no forced win in three. Every verdict on the way is the game's
+    /// own ([`Game::result`]), so repetition, perpetual check, pawn-drop mate and the ply
+    /// limit are respected.
+    pub fn checkmate_in_three(&self) -> Option<Move> {
+        if self.is_over() {
+            return None;
+        }
+        let us = self.position.side_to_move();
+        let won = |g: &Game| matches!(g.result, Some(r) if r.outcome == Outcome::Win(us));
+        for &m in self.position.legal_moves().iter() {
+            // Cheap filter on the position alone: only checks (and the flag) can force.
+            let mut after = self.position.clone();
+            after.play_unchecked(m);
+            if !after.in_check() && !after.flag_reached() {
+                continue;
+            }
+            let mut g = self.clone();
+            g.play_unchecked(m);
+            if g.is_over() {
+                if won(&g) {
+                    return Some(m);
+                }
+                continue;
+            }
+            let forced = g.position.legal_moves().iter().all(|&reply| {
+                let mut h = g.clone();
+                h.play_unchecked(reply);
+                if h.is_over() {
+                    won(&h)
+                } else {
+                    h.position.winning_move().is_some()
+                }
+            });
+            if forced {
+                return Some(m);
+            }
+        }
+        None
+    }
+
     fn compute_result(&self, last: Option<Move>) -> Option<GameResult> {
         let pos = &self.position;
         let v = pos.variant();

@@ -71,6 +71,12 @@ pub struct SearchConfig {
     /// without asking the evaluator, and a root with such a move visits it first (so
     /// the solver plays it). Off by default; it needs `solver` to steer the search.
     pub mate_in_one: bool,
+    /// Three-ply mate check through checks ([`crate::SearchGame::checkmate_in_three`]) at
+    /// nodes up to this depth of the tree (the root is 0): such a node whose mover can
+    /// force mate in three is proven a win, and a root with such a move plays it. It costs
+    /// far more than a network call deep in the tree, so it is kept near the root, where
+    /// the move is chosen. `None`: off (the default). Needs `solver`.
+    pub mate_in_three_depth: Option<u16>,
 }
 
 impl Default for SearchConfig {
@@ -91,6 +97,7 @@ impl Default for SearchConfig {
             temperature: 1.0,
             solver: true,
             mate_in_one: false,
+            mate_in_three_depth: None,
         }
     }
 }

@@ -27,6 +27,12 @@ pub trait SearchGame: Clone {
     fn winning_move(&self) -> Option<Self::Move> {
         None
     }
+    /// A legal move that wins by force within three plies through checks, if the game can
+    /// tell; `None` when there is none or the game does not say. Must never return a
+    /// move that does not force a win. Used by [`crate::SearchConfig::mate_in_three_depth`].
+    fn checkmate_in_three(&self) -> Option<Self::Move> {
+        None
+    }
     /// A hash of the state the evaluator sees (for caching evaluations).
     fn key(&self) -> u64;
     /// Human-readable move text, for logs.
@@ -71,6 +77,10 @@ impl SearchGame for rules::Game {
             return None;
         }
         self.position().winning_move()
+    }
+    /// [`rules::Game::checkmate_in_three`]: judged by the game itself, history included.
+    fn checkmate_in_three(&self) -> Option<rules::Move> {
+        rules::Game::checkmate_in_three(self)
     }
     #[inline]
     fn key(&self) -> u64 {

@@ -67,6 +67,14 @@
 //! below the root's children; this gives every child an exact answer to "can the
 //! opponent mate (or reach the flag) at once?".
 //!
+//! # Three-ply mate check (`mate_in_three_depth = Some(d)`)
+//! dlshogi's `mateMoveIn3Ply`, kept near the root: a new leaf at depth ≤ d (the root is 0)
+//! whose mover can force mate in three through checks ([`SearchGame::checkmate_in_three`])
+//! is proven +1 at three plies. With d = 1 every root move after which the opponent mates
+//! in three is proven lost at its first visit, and a root with such a mate plays it (its
+//! first move's child is created proven −1 at two plies, as the one-ply check does).
+//! Deeper in the tree it would cost more than the network call it saves.
+//!
 //! # Batching and resumption
 //! [`Search::next_leaf`] runs simulations until one needs an evaluation and returns it
 //! (terminal and proven leaves are backed up internally); [`Search::apply`] expands the
@@ -505,13 +513,23 @@ impl<G: SearchGame> Search<G> {
             }
             return None;
         }
-        if node != 0 && self.config.mate_in_one && state.winning_move().is_some() {
-            let n = &mut self.nodes[node as usize];
-            n.exact = Some(1.0);
-            n.exact_plies = 1;
-            n.expansion = Expansion::Expanded;
-            self.backup(node, 1.0);
-            return None;
+        if node != 0 {
+            let depth = self.path.len();
+            let plies = if self.config.mate_in_one && state.winning_move().is_some() {
+                Some(1)
+            } else if self.config.mate_in_three_depth.is_some_and(|d| depth <= d as usize) && state.checkmate_in_three().is_some() {
+                Some(3)
+            } else {
+                None
+            };
+            if let Some(plies) = plies {
+                let n = &mut self.nodes[node as usize];
+                n.exact = Some(1.0);
+                n.exact_plies = plies;
+                n.expansion = Expansion::Expanded;
+                self.backup(node, 1.0);
+                return None;
+            }
         }
         self.nodes[node as usize].expansion = Expansion::Pending;
         self.pending = Some(Pending { node, moves: moves.clone() });
@@ -810,7 +828,7 @@ impl<G: SearchGame> Search<G> {
     /// Root noise, Gumbel-top-k and the halving schedule, at the start of a search.
     fn prepare_root(&mut self) {
         self.prepared = true;
-        if self.config.mate_in_one {
+        if self.config.mate_in_one || self.config.mate_in_three_depth.is_some() {
             self.visit_root_win();
         }
         let root = self.nodes[0];
@@ -864,9 +882,12 @@ impl<G: SearchGame> Search<G> {
     }
 
     /// Mate check at the root: the winning move's child is created and backed up as one
-    /// simulation, so the solver proves the root and [`Search::choose`] plays it.
+    /// simulation, so the solver proves the root and [`Search::choose`] plays it. A mate
+    /// in three's child is proven lost for its mover in two plies.
     fn visit_root_win(&mut self) {
-        let Some(win) = self.root.winning_move() else { return };
+        let one = if self.config.mate_in_one { self.root.winning_move() } else { None };
+        let three = || if self.config.mate_in_three_depth.is_some() { self.root.checkmate_in_three() } else { None };
+        let Some(win) = one.or_else(three) else { return };
         let first = self.nodes[0].first;
         let Some(i) = self.root_edges().iter().position(|e| e.mv == win) else { return };
         let e = first + i as u32;
@@ -875,9 +896,15 @@ impl<G: SearchGame> Search<G> {
         }
         let mut state = self.root.clone();
         state.play(win);
-        let Some(v) = state.terminal_value() else { return };
+        let (v, plies) = match state.terminal_value() {
+            Some(v) => (v, 0),
+            None if one.is_none() => (-1.0, 2),
+            None => return,
+        };
         let idx = self.nodes.len() as u32;
-        self.nodes.push(Node::new(state.to_move(), Some(v)));
+        let mut child = Node::new(state.to_move(), Some(v));
+        child.exact_plies = plies;
+        self.nodes.push(child);
         self.edges[e as usize].child = idx;
         self.path.clear();
         self.path.push((0, e));
