@@ -38,7 +38,8 @@
 //! leaf whose mover can mate or reach the flag at once is a proven win); off by default,
 //! so `uniform` stays the fixed anchor earlier ladders were rated against. `mate3=D` adds
 //! the three-ply mate check through checks at the nodes up to depth D of the tree (the
-//! root is 0; `SearchConfig::mate_in_three_depth`) and turns the one-ply check on.
+//! root is 0; `mate3=all`: every node; `SearchConfig::mate_in_three_depth`) and turns the
+//! one-ply check on.
 //!
 //! `noise=X` makes a deterministic player stochastic, so that a player against itself
 //! from one start does not replay one game (the balance study needs that variety):
@@ -259,8 +260,12 @@ impl PlayerSpec {
         if mate_in_one && !matches!(kind, Kind::Checkpoint(_) | Kind::Uniform) {
             return Err(err(format!("mate=on is a search setting: {kind_name} has no search to check")));
         }
-        let mate_in_three_depth =
-            get("mate3").map(|v| v.parse::<u16>().map_err(|_| err(format!("mate3={v}: expected a tree depth (0 is the root)")))).transpose()?;
+        let mate_in_three_depth = get("mate3")
+            .map(|v| match v.as_str() {
+                "all" => Ok(u16::MAX),
+                _ => v.parse::<u16>().map_err(|_| err(format!("mate3={v}: expected a tree depth (0 is the root) or all"))),
+            })
+            .transpose()?;
         if mate_in_three_depth.is_some() && !matches!(kind, Kind::Checkpoint(_) | Kind::Uniform) {
             return Err(err(format!("mate3 is a search setting: {kind_name} has no search to check")));
         }
@@ -587,6 +592,7 @@ mod tests {
         let c = f("uniform,sims=8,mate3=1");
         assert_eq!((c.mate_in_one, c.mate_in_three_depth), (true, Some(1)), "mate3 turns the one-ply check on");
         assert_eq!(f("uniform,sims=8").mate_in_three_depth, None);
+        assert_eq!(f("uniform,sims=8,mate3=all").mate_in_three_depth, Some(u16::MAX));
     }
 
     #[test]

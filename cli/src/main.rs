@@ -232,10 +232,10 @@ enum Command {
         /// Simulations (nodes) per move when `go` names no limit.
         #[arg(long, default_value_t = 800)]
         nodes: u64,
-        /// With a model: the search's mate check. `on`: one ply at every leaf (`mate=on` of
-        /// an arena player); `3`: also three plies through checks at the root and its
-        /// children (`mate3=1`); `off`: none.
-        #[arg(long, default_value = "on", value_parser = ["on", "3", "off"])]
+        /// With a model: the search's mate check. `3` (the default): a forced mate in three
+        /// through checks at every node, and in one (`mate=on,mate3=all` of an arena
+        /// player); `on`: in one only; `off`: none.
+        #[arg(long, default_value = "3", value_parser = ["3", "on", "off"])]
         mate_check: String,
         /// With a model: the share of the alpha-beta's quiescence score in each leaf value
         /// (`qmix=` of an arena player, at `qscale=1000`); 0 plays the network's value alone.
@@ -783,7 +783,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Usi { model, player, variant, nodes, mate_check, qmix } => {
             let mix = if qmix > 0.0 { format!(",qmix={qmix},qscale=1000") } else { String::new() };
-            let mate_check = if mate_check == "3" { "on,mate3=1".to_string() } else { mate_check };
+            let mate_check = if mate_check == "3" { "on,mate3=all".to_string() } else { mate_check };
             let text = match (model, player) {
                 // Quoted: a directory's name may hold the spec's commas, `=` or `:`.
                 (Some(m), _) => {

@@ -68,12 +68,14 @@
 //! opponent mate (or reach the flag) at once?".
 //!
 //! # Three-ply mate check (`mate_in_three_depth = Some(d)`)
-//! dlshogi's `mateMoveIn3Ply`, kept near the root: a new leaf at depth ≤ d (the root is 0)
-//! whose mover can force mate in three through checks ([`SearchGame::checkmate_in_three`])
-//! is proven +1 at three plies. With d = 1 every root move after which the opponent mates
-//! in three is proven lost at its first visit, and a root with such a mate plays it (its
-//! first move's child is created proven −1 at two plies, as the one-ply check does).
-//! Deeper in the tree it would cost more than the network call it saves.
+//! As dlshogi checks its leaves for a mate in three (`mateMoveIn3Ply`): a new leaf at
+//! depth ≤ d (the root is 0; `u16::MAX`: every leaf) whose mover can force mate in three
+//! through checks ([`SearchGame::checkmate_in_three`]) is proven +1 at three plies, with
+//! no evaluation. With d ≥ 1 every root move after which the opponent mates in three is
+//! proven lost at its first visit; a root with such a mate plays it (its first move's
+//! child is created proven −1 at two plies, as the one-ply check does). A check costs
+//! ~30 µs on positions of random Pocket Shogi Copper playouts (`cargo bench -p rules
+//! --bench mate_checks`, two loaded cores), about a tenth of a network call at batch 1.
 //!
 //! # Batching and resumption
 //! [`Search::next_leaf`] runs simulations until one needs an evaluation and returns it
