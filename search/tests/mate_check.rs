@@ -5,7 +5,6 @@
 
 mod common;
 use common::*;
-use rand::{Rng, SeedableRng};
 use search::{Search, SearchConfig, UniformEvaluator};
 
 /// Evaluation play, m = 2 roots sampled by prior (uniform: the first two legal moves).
@@ -28,21 +27,11 @@ fn a_mate_in_one_outside_the_sampled_actions_is_played() {
 /// Positions from random Pocket Shogi Copper playouts where some moves let the opponent
 /// win at once and some do not.
 fn mixed_positions(count: usize) -> Vec<rules::Game> {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
-    let v = rules::Variant::builtin("pocket-copper").unwrap();
-    let mut found = Vec::new();
-    while found.len() < count {
-        let mut g = rules::Game::new(rules::Position::start(v), Some(300));
-        while !g.is_over() && found.len() < count {
-            let moves = g.legal_moves();
-            let allows = moves.iter().filter(|&&m| after(&g, m).winning_move_for_test()).count();
-            if allows > 0 && allows < moves.len() && g.position().winning_move().is_none() {
-                found.push(g.clone());
-            }
-            g.play_unchecked(moves[rng.random_range(0..moves.len())]);
-        }
-    }
-    found
+    playout_positions(11, count, |g| {
+        let moves = g.legal_moves();
+        let allows = moves.iter().filter(|&&m| after(g, m).winning_move_for_test()).count();
+        allows > 0 && allows < moves.len() && g.position().winning_move().is_none()
+    })
 }
 
 trait WinsAtOnce {
@@ -57,29 +46,23 @@ impl WinsAtOnce for rules::Game {
 #[test]
 fn moves_that_allow_a_win_in_one_are_proven_lost_after_one_visit() {
     for g in mixed_positions(12) {
-        let moves = g.legal_moves();
-        // m = every move and n = m: Sequential Halving's first phase visits each once.
-        let n = moves.len() as u32;
         for mate_in_one in [false, true] {
-            let cfg = SearchConfig { gumbel_m: 1000, mate_in_one, ..SearchConfig::gumbel(n).for_evaluation() };
-            let r = Search::with_seed(g.clone(), cfg, 3).run(&UniformEvaluator);
-            let by_move: std::collections::HashMap<_, _> = r.policy.iter().map(|(m, _)| *m).zip(r.q_values.iter().zip(&r.visits)).collect();
-            for &m in moves.iter() {
-                let (q, visits) = by_move[&m];
-                assert_eq!(*visits, 1, "{}: each move visited once", usi(&g, m));
+            let (by_move, chosen) = q_after_one_visit_each(&g, SearchConfig { mate_in_one, ..SearchConfig::gumbel(1).for_evaluation() });
+            for &m in g.legal_moves().iter() {
+                let q = by_move[&m];
                 let next = after(&g, m);
                 let allows = next.winning_move_for_test();
                 let expected = if next.is_over() {
-                    q.unwrap()
+                    q
                 } else if allows && mate_in_one {
                     -1.0
                 } else {
                     0.0 // the uniform evaluator's value
                 };
-                assert_eq!(q.unwrap(), expected, "{} in {} (allows a win in one: {allows}, check on: {mate_in_one})", usi(&g, m), g.position().to_sfen());
+                assert_eq!(q, expected, "{} in {} (allows a win in one: {allows}, check on: {mate_in_one})", usi(&g, m), g.position().to_sfen());
             }
             if mate_in_one {
-                let chosen = r.chosen.unwrap();
+                let chosen = chosen.unwrap();
                 assert!(!after(&g, chosen).winning_move_for_test(), "{}: played a move that loses at once", g.position().to_sfen());
             }
         }

@@ -4,7 +4,6 @@
 
 mod common;
 use common::*;
-use rand::{Rng, SeedableRng};
 use search::{Search, SearchConfig, UniformEvaluator};
 
 fn with_depth(cfg: SearchConfig, depth: Option<u16>) -> SearchConfig {
@@ -34,55 +33,39 @@ fn a_root_mate_in_three_outside_the_sampled_actions_is_played() {
 /// Positions from random Pocket Shogi Copper playouts where some moves let the opponent
 /// force mate in three (and none mates at once either way), and some do not.
 fn mixed_positions(count: usize) -> Vec<rules::Game> {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
-    let v = rules::Variant::builtin("pocket-copper").unwrap();
-    let mut found = Vec::new();
-    while found.len() < count {
-        let mut g = rules::Game::new(rules::Position::start(v), Some(300));
-        while !g.is_over() && found.len() < count {
-            let moves = g.legal_moves();
-            let allows = |m: rules::Move| {
-                let next = after(&g, m);
-                !next.is_over() && next.position().winning_move().is_none() && next.checkmate_in_three().is_some()
-            };
-            let n = moves.iter().filter(|&&m| allows(m)).count();
-            let quiet = g.position().winning_move().is_none() && g.checkmate_in_three().is_none();
-            let no_quick_loss = moves.iter().all(|&m| after(&g, m).is_over() || after(&g, m).position().winning_move().is_none());
-            if n > 0 && n < moves.len() && quiet && no_quick_loss {
-                found.push(g.clone());
-            }
-            g.play_unchecked(moves[rng.random_range(0..moves.len())]);
-        }
-    }
-    found
+    playout_positions(5, count, |g| {
+        let moves = g.legal_moves();
+        let allows = |m: rules::Move| {
+            let next = after(g, m);
+            !next.is_over() && next.position().winning_move().is_none() && next.checkmate_in_three().is_some()
+        };
+        let n = moves.iter().filter(|&&m| allows(m)).count();
+        let quiet = g.position().winning_move().is_none() && g.checkmate_in_three().is_none();
+        let no_quick_loss = moves.iter().all(|&m| after(g, m).is_over() || after(g, m).position().winning_move().is_none());
+        n > 0 && n < moves.len() && quiet && no_quick_loss
+    })
 }
 
 #[test]
 fn with_depth_one_moves_that_allow_a_mate_in_three_are_proven_lost_after_one_visit() {
     for g in mixed_positions(8) {
-        let moves = g.legal_moves();
-        // m = every move and n = m: Sequential Halving's first phase visits each once.
-        let n = moves.len() as u32;
         for depth in [Some(0), Some(1)] {
-            let cfg = with_depth(SearchConfig { gumbel_m: 1000, ..SearchConfig::gumbel(n).for_evaluation() }, depth);
-            let r = Search::with_seed(g.clone(), cfg, 3).run(&UniformEvaluator);
-            let by_move: std::collections::HashMap<_, _> = r.policy.iter().map(|(m, _)| *m).zip(r.q_values.iter().zip(&r.visits)).collect();
-            for &m in moves.iter() {
-                let (q, visits) = by_move[&m];
-                assert_eq!(*visits, 1, "{}: each move visited once", usi(&g, m));
+            let (by_move, _) = q_after_one_visit_each(&g, with_depth(SearchConfig::gumbel(1).for_evaluation(), depth));
+            for &m in g.legal_moves().iter() {
+                let q = by_move[&m];
                 let next = after(&g, m);
                 let mate = if next.is_over() { None } else { next.checkmate_in_three() };
                 if let Some(w) = mate {
                     assert!(move_wins(&next, w, 2), "{} does not force a win in {}", usi(&next, w), next.position().to_sfen());
                 }
                 let expected = if next.is_over() {
-                    q.unwrap()
+                    q
                 } else if depth == Some(1) && mate.is_some() {
                     -1.0
                 } else {
                     0.0 // the uniform evaluator's value
                 };
-                assert_eq!(q.unwrap(), expected, "{} in {} (depth {depth:?})", usi(&g, m), g.position().to_sfen());
+                assert_eq!(q, expected, "{} in {} (depth {depth:?})", usi(&g, m), g.position().to_sfen());
             }
         }
     }

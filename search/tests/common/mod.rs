@@ -61,3 +61,42 @@ fn move_wins_within(g: &Game, m: Move, n: u32, me: Color) -> bool {
         }
     })
 }
+
+/// The first `count` positions of random Pocket Shogi Copper playouts (seeded) that `keep`
+/// accepts.
+pub fn playout_positions(seed: u64, count: usize, keep: impl Fn(&Game) -> bool) -> Vec<Game> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let v = Variant::builtin("pocket-copper").unwrap();
+    let mut found = Vec::new();
+    while found.len() < count {
+        let mut g = Game::new(Position::start(v), Some(300));
+        while !g.is_over() && found.len() < count {
+            if keep(&g) {
+                found.push(g.clone());
+            }
+            let moves = g.legal_moves();
+            g.play_unchecked(moves[rng.random_range(0..moves.len())]);
+        }
+    }
+    found
+}
+
+/// Each root move's Q after a search that visits every move exactly once (m = every move
+/// and n = m: Sequential Halving's first phase), with `cfg`'s other settings and
+/// uniform priors; asserts the single visits. Also the move the search chose.
+pub fn q_after_one_visit_each(g: &Game, cfg: search::SearchConfig) -> (std::collections::HashMap<Move, f32>, Option<Move>) {
+    let n = g.legal_moves().len() as u32;
+    let cfg = search::SearchConfig { gumbel_m: 1000, simulations: n, ..cfg };
+    let r = search::Search::with_seed(g.clone(), cfg, 3).run(&search::UniformEvaluator);
+    let q = r
+        .policy
+        .iter()
+        .zip(r.q_values.iter().zip(&r.visits))
+        .map(|((m, _), (q, &visits))| {
+            assert_eq!(visits, 1, "{}: each move visited once", usi(g, *m));
+            (*m, q.expect("a visited move has a Q"))
+        })
+        .collect();
+    (q, r.chosen)
+}
