@@ -1,5 +1,5 @@
 //! `cargo bench -p rules --bench mate_checks`: the search's mate checks (one ply,
-//! `Position::winning_move`; three plies through checks, `Game::checkmate_in_three`) on
+//! `Position::winning_move`; three plies through checks, `Game::checkmate_within(3)`) on
 //! 40 positions of random Pocket Shogi Copper playouts (20 to 120 plies in), per call.
 use criterion::{criterion_group, criterion_main, Criterion};
 use rand::{Rng, SeedableRng};
@@ -31,7 +31,7 @@ fn bench(c: &mut Criterion) {
     group.sample_size(20);
     group.throughput(criterion::Throughput::Elements(games.len() as u64));
     group.bench_function("one_ply", |b| b.iter(|| games.iter().filter(|g| g.position().winning_move().is_some()).count()));
-    group.bench_function("three_plies", |b| b.iter(|| games.iter().filter(|g| g.checkmate_in_three().is_some()).count()));
+    group.bench_function("three_plies", |b| b.iter(|| games.iter().filter(|g| g.checkmate_within(3, &mut u64::MAX.clone()).is_some()).count()));
     group.finish();
 }
 

@@ -166,16 +166,24 @@ impl Game {
         self.result = self.compute_result(Some(m));
     }
 
-    /// A move that wins by force within three plies through checks, as tsume shogi and
-    /// dlshogi's `mateMoveIn3Ply` search: a move that wins at once, or a check after which
-    /// every reply leaves the mover a move that wins at once (checkmate or the flag,
-    /// [`Position::winning_move`]). Quiet first moves are not searched, so `None` does
-    /// not mean there is no forced win in three. Every verdict on the way is the game's
-    /// own ([`Game::result`]), so repetition, perpetual check, pawn-drop mate and the ply
-    /// limit are respected.
-    pub fn checkmate_in_three(&self) -> Option<Move> {
-        if self.is_over() {
+    /// A move that wins by force within `plies` plies (odd; 1, 3, 5, …) through checks, as
+    /// tsume shogi and dlshogi's `mateMoveIn3Ply` search: a move that wins at once, or a
+    /// check after which every reply leaves the mover such a move within `plies` − 2
+    /// (the last one a checkmate or the flag, [`Position::winning_move`]). Quiet moves of
+    /// the winning side are not searched, so `None` does not mean there is no forced win.
+    /// Every verdict on the way is the game's own ([`Game::result`]), so repetition,
+    /// perpetual check, pawn-drop mate and the ply limit are respected.
+    ///
+    /// `budget` bounds the work: each position looked at takes one from it, and once it is
+    /// spent the search gives up (`None`), so a position full of checking drops cannot
+    /// stall a caller with a clock.
+    pub fn checkmate_within(&self, plies: u32, budget: &mut u64) -> Option<Move> {
+        if self.is_over() || plies == 0 || *budget == 0 {
             return None;
+        }
+        *budget -= 1;
+        if plies <= 2 {
+            return self.position.winning_move();
         }
         let us = self.position.side_to_move();
         let won = |g: &Game| matches!(g.result, Some(r) if r.outcome == Outcome::Win(us));
@@ -200,11 +208,14 @@ impl Game {
                 if h.is_over() {
                     won(&h)
                 } else {
-                    h.position.winning_move().is_some()
+                    h.checkmate_within(plies - 2, budget).is_some()
                 }
             });
-            if forced {
+            if forced && *budget > 0 {
                 return Some(m);
+            }
+            if *budget == 0 {
+                return None;
             }
         }
         None

@@ -71,7 +71,7 @@ pub struct SearchConfig {
     /// without asking the evaluator, and a root with such a move visits it first (so
     /// the solver plays it). Off by default; it needs `solver` to steer the search.
     pub mate_in_one: bool,
-    /// Three-ply mate check through checks ([`crate::SearchGame::checkmate_in_three`]) at
+    /// Three-ply mate check through checks ([`crate::SearchGame::checkmate_within`]) at
     /// nodes up to this depth of the tree (the root is 0): such a node whose mover can
     /// force mate in three is proven a win, and a root with such a move plays it. Each check
     /// costs about a tenth of a network call at batch 1. `None`: off (the default). Needs

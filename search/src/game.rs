@@ -27,10 +27,12 @@ pub trait SearchGame: Clone {
     fn winning_move(&self) -> Option<Self::Move> {
         None
     }
-    /// A legal move that wins by force within three plies through checks, if the game can
-    /// tell; `None` when there is none or the game does not say. Must never return a
-    /// move that does not force a win. Used by [`crate::SearchConfig::mate_in_three_depth`].
-    fn checkmate_in_three(&self) -> Option<Self::Move> {
+    /// A legal move that wins by force within `plies` plies (odd) through checks, if the
+    /// game can tell; `None` when there is none or the game does not say. Must never
+    /// return a move that does not force a win. Used by
+    /// [`crate::SearchConfig::mate_in_three_depth`].
+    /// `budget` bounds the positions it may look at; spent, it answers `None`.
+    fn checkmate_within(&self, _plies: u32, _budget: &mut u64) -> Option<Self::Move> {
         None
     }
     /// A hash of the state the evaluator sees (for caching evaluations).
@@ -78,9 +80,9 @@ impl SearchGame for rules::Game {
         }
         self.position().winning_move()
     }
-    /// [`rules::Game::checkmate_in_three`]: judged by the game itself, history included.
-    fn checkmate_in_three(&self) -> Option<rules::Move> {
-        rules::Game::checkmate_in_three(self)
+    /// [`rules::Game::checkmate_within`]: judged by the game itself, history included.
+    fn checkmate_within(&self, plies: u32, budget: &mut u64) -> Option<rules::Move> {
+        rules::Game::checkmate_within(self, plies, budget)
     }
     #[inline]
     fn key(&self) -> u64 {

@@ -1,6 +1,6 @@
-//! `Game::checkmate_in_three`, the search's three-ply mate check: hand-made positions,
-//! and agreement with a brute force over `Game`'s own verdicts on random playouts of
-//! every variant.
+//! `Game::checkmate_within`, the search's mate search through checks: hand-made positions,
+//! agreement with a brute force over `Game`'s own verdicts on random playouts of every
+//! variant at three plies, soundness at five, and the budget.
 
 mod common;
 use common::*;
@@ -18,36 +18,39 @@ fn mated_or_flag(g: &Game, c: Color) -> bool {
     matches!(g.result(), Some(r) if r.outcome == Outcome::Win(c) && matches!(r.reason, TerminationReason::Checkmate | TerminationReason::Flag))
 }
 
-/// The moves that win within three plies through checks, by brute force over the game's
-/// verdicts: a move that mates or reaches the flag at once, or a check after which every
-/// reply either loses at once or leaves a move that mates or reaches the flag.
-fn brute_force(g: &Game) -> Vec<rules::Move> {
+/// Whether `m` wins within `plies` plies through checks, by brute force over the game's
+/// verdicts: it mates or reaches the flag at once, or (with three plies or more) it checks
+/// and every reply either loses at once or leaves such a move within `plies` − 2.
+fn forces(g: &Game, m: rules::Move, plies: u32) -> bool {
     let us = g.position().side_to_move();
     let won = |k: &Game| matches!(k.result(), Some(r) if r.outcome == Outcome::Win(us));
-    g.legal_moves()
-        .iter()
-        .copied()
-        .filter(|&m| {
-            let h = after(g, m);
-            if h.is_over() {
-                return mated_or_flag(&h, us);
+    let h = after(g, m);
+    if h.is_over() {
+        return mated_or_flag(&h, us);
+    }
+    plies >= 3
+        && h.position().in_check()
+        && h.legal_moves().iter().all(|&r| {
+            let k = after(&h, r);
+            if k.is_over() {
+                won(&k)
+            } else {
+                k.legal_moves().iter().any(|&w| forces(&k, w, plies - 2))
             }
-            h.position().in_check()
-                && h.legal_moves().iter().all(|&r| {
-                    let k = after(&h, r);
-                    if k.is_over() {
-                        won(&k)
-                    } else {
-                        k.legal_moves().iter().any(|&w| mated_or_flag(&after(&k, w), us))
-                    }
-                })
         })
-        .collect()
+}
+
+fn brute_force(g: &Game, plies: u32) -> Vec<rules::Move> {
+    g.legal_moves().iter().copied().filter(|&m| forces(g, m, plies)).collect()
+}
+
+fn unbounded() -> u64 {
+    u64::MAX
 }
 
 fn found(v: &'static rules::Variant, sfen: &str) -> Option<String> {
     let p = pos(v, sfen);
-    Game::new(p.clone(), None).checkmate_in_three().map(|m| p.move_to_usi(m))
+    Game::new(p.clone(), None).checkmate_within(3, &mut unbounded()).map(|m| p.move_to_usi(m))
 }
 
 #[test]
@@ -83,8 +86,8 @@ fn agrees_with_the_games_own_verdicts_on_random_playouts() {
         for _ in 0..12 {
             let mut g = Game::new(rules::Position::start(v), Some(160));
             while !g.is_over() {
-                let forced = brute_force(&g);
-                let found = g.checkmate_in_three();
+                let forced = brute_force(&g, 3);
+                let found = g.checkmate_within(3, &mut unbounded());
                 positions += 1;
                 let at = || format!("{name}: {}", g.position().to_sfen());
                 match found {
@@ -104,4 +107,41 @@ fn agrees_with_the_games_own_verdicts_on_random_playouts() {
             "{name}: only {deeper} of {positions} positions had a mate in three and not in one ({with_mate} with either): the test saw too few"
         );
     }
+}
+
+#[test]
+fn five_plies_find_every_mate_in_three_and_only_forced_wins() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(13);
+    let v = variant("pocket-copper");
+    let mut only_five = 0;
+    for _ in 0..6 {
+        let mut g = Game::new(rules::Position::start(v), Some(160));
+        while !g.is_over() {
+            let three = g.checkmate_within(3, &mut unbounded());
+            let five = g.checkmate_within(5, &mut unbounded());
+            let at = g.position().to_sfen();
+            match five {
+                Some(m) => {
+                    assert!(forces(&g, m, 5), "{at}: {} does not force a win in five", g.position().move_to_usi(m));
+                    only_five += usize::from(three.is_none());
+                }
+                None => assert!(three.is_none(), "{at}: a mate in three but none in five"),
+            }
+            let moves = g.legal_moves();
+            g.play_unchecked(moves[rng.random_range(0..moves.len())]);
+        }
+    }
+    assert!(only_five >= 5, "only {only_five} positions had a mate in five and not in three: the test saw too few");
+}
+
+#[test]
+fn a_spent_budget_gives_up() {
+    // The rook-and-silver mate in three needs the search below R*1b: with one position
+    // of budget it answers nothing, with enough it finds the mate.
+    let g = Game::new(pos(variant("shogi"), "8k/9/8P/9/p8/9/9/9/4K4 b RS 1"), None);
+    assert_eq!(g.checkmate_within(3, &mut 1), None);
+    let mut budget = 1_000;
+    assert!(g.checkmate_within(3, &mut budget).is_some());
+    assert!(budget < 1_000, "the search took from the budget");
+    assert_eq!(g.checkmate_within(3, &mut 0), None);
 }
