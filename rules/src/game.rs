@@ -211,7 +211,9 @@ impl Game {
                     h.checkmate_within(plies - 2, budget).is_some()
                 }
             });
-            if forced && *budget > 0 {
+            // A reply left unproven for want of budget made `forced` false: every proof
+            // that did complete holds.
+            if forced {
                 return Some(m);
             }
             if *budget == 0 {

@@ -29,9 +29,9 @@ pub trait SearchGame: Clone {
     }
     /// A legal move that wins by force within `plies` plies (odd) through checks, if the
     /// game can tell; `None` when there is none or the game does not say. Must never
-    /// return a move that does not force a win. Used by
+    /// return a move that does not force a win. `budget` bounds the positions it may
+    /// search from; spent, it answers `None`. Used by
     /// [`crate::SearchConfig::mate_in_three_depth`].
-    /// `budget` bounds the positions it may look at; spent, it answers `None`.
     fn checkmate_within(&self, _plies: u32, _budget: &mut u64) -> Option<Self::Move> {
         None
     }
