@@ -174,10 +174,14 @@ impl Game {
     /// Every verdict on the way is the game's own ([`Game::result`]), so repetition,
     /// perpetual check, pawn-drop mate and the ply limit are respected.
     ///
-    /// `budget` bounds the work: each position looked at takes one from it, and once it is
-    /// spent the search gives up (`None`), so a position full of checking drops cannot
-    /// stall a caller with a clock.
-    pub fn checkmate_within(&self, plies: u32, budget: &mut u64) -> Option<Move> {
+    /// `max_positions` bounds the work: the search gives up (`None`) after searching from
+    /// that many positions, so a position full of checking drops cannot stall a caller
+    /// with a clock.
+    pub fn checkmate_within(&self, plies: u32, max_positions: u64) -> Option<Move> {
+        self.checkmate_search(plies, &mut { max_positions })
+    }
+
+    fn checkmate_search(&self, plies: u32, budget: &mut u64) -> Option<Move> {
         if self.is_over() || plies == 0 || *budget == 0 {
             return None;
         }
@@ -208,7 +212,7 @@ impl Game {
                 if h.is_over() {
                     won(&h)
                 } else {
-                    h.checkmate_within(plies - 2, budget).is_some()
+                    h.checkmate_search(plies - 2, budget).is_some()
                 }
             });
             // A reply left unproven for want of budget made `forced` false: every proof

@@ -74,8 +74,8 @@ pub struct SearchConfig {
     /// Three-ply mate check through checks ([`crate::SearchGame::checkmate_within`]) at
     /// nodes up to this depth of the tree (the root is 0): such a node whose mover can
     /// force mate in three is proven a win, and a root with such a move plays it. Each check
-    /// costs about a tenth of a network call at batch 1. `None`: off (the default). Needs
-    /// `solver`.
+    /// costs about a tenth of a network call at batch 1. `None`: off (the default). Turns
+    /// the one-ply check on too; needs `solver`.
     pub mate_in_three_depth: Option<u16>,
 }
 

@@ -29,10 +29,10 @@ pub trait SearchGame: Clone {
     }
     /// A legal move that wins by force within `plies` plies (odd) through checks, if the
     /// game can tell; `None` when there is none or the game does not say. Must never
-    /// return a move that does not force a win. `budget` bounds the positions it may
-    /// search from; spent, it answers `None`. Used by
+    /// return a move that does not force a win. It searches from at most
+    /// `max_positions` positions, then answers `None`. Used by
     /// [`crate::SearchConfig::mate_in_three_depth`].
-    fn checkmate_within(&self, _plies: u32, _budget: &mut u64) -> Option<Self::Move> {
+    fn checkmate_within(&self, _plies: u32, _max_positions: u64) -> Option<Self::Move> {
         None
     }
     /// A hash of the state the evaluator sees (for caching evaluations).
@@ -81,8 +81,8 @@ impl SearchGame for rules::Game {
         self.position().winning_move()
     }
     /// [`rules::Game::checkmate_within`]: judged by the game itself, history included.
-    fn checkmate_within(&self, plies: u32, budget: &mut u64) -> Option<rules::Move> {
-        rules::Game::checkmate_within(self, plies, budget)
+    fn checkmate_within(&self, plies: u32, max_positions: u64) -> Option<rules::Move> {
+        rules::Game::checkmate_within(self, plies, max_positions)
     }
     #[inline]
     fn key(&self) -> u64 {

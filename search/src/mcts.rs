@@ -107,9 +107,9 @@ pub type SearchRng = ChaCha8Rng;
 const NONE: u32 = u32::MAX;
 /// Logit of a zero prior.
 const MIN_PRIOR: f32 = 1e-30;
-/// Positions a three-ply mate check may search from (at most 36, median 3, over every
-/// position of 60 random Pocket Shogi Copper playouts; ~11 µs each), so that a position
-/// full of checking drops cannot stall a search with a clock.
+/// Positions a three-ply mate check may search from, so that a position full of checking
+/// drops cannot stall a search with a clock (no position of the rules tests' random
+/// playouts of every variant needs as many: `rules/tests/checkmate_within.rs`).
 const MATE_BUDGET: u64 = 200;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -521,9 +521,9 @@ impl<G: SearchGame> Search<G> {
         }
         if node != 0 {
             let depth = self.path.len();
-            let plies = if self.config.mate_in_one && state.winning_move().is_some() {
+            let plies = if self.checks_mate_in_one() && state.winning_move().is_some() {
                 Some(1)
-            } else if self.config.mate_in_three_depth.is_some_and(|d| depth <= d as usize) && state.checkmate_within(3, &mut MATE_BUDGET.clone()).is_some() {
+            } else if self.config.mate_in_three_depth.is_some_and(|d| depth <= d as usize) && state.checkmate_within(3, MATE_BUDGET).is_some() {
                 Some(3)
             } else {
                 None
@@ -834,7 +834,7 @@ impl<G: SearchGame> Search<G> {
     /// Root noise, Gumbel-top-k and the halving schedule, at the start of a search.
     fn prepare_root(&mut self) {
         self.prepared = true;
-        if self.config.mate_in_one || self.config.mate_in_three_depth.is_some() {
+        if self.checks_mate_in_one() {
             self.visit_root_win();
         }
         let root = self.nodes[0];
@@ -887,12 +887,18 @@ impl<G: SearchGame> Search<G> {
         }
     }
 
+    /// The one-ply mate check runs when asked for, and under the three-ply one (which would
+    /// otherwise report a mate in one as three plies).
+    fn checks_mate_in_one(&self) -> bool {
+        self.config.mate_in_one || self.config.mate_in_three_depth.is_some()
+    }
+
     /// Mate check at the root: the winning move's child is created and backed up as one
     /// simulation, so the solver proves the root and [`Search::choose`] plays it. A mate
     /// in three's child is proven lost for its mover in two plies.
     fn visit_root_win(&mut self) {
-        let one = if self.config.mate_in_one { self.root.winning_move() } else { None };
-        let three = || if self.config.mate_in_three_depth.is_some() { self.root.checkmate_within(3, &mut MATE_BUDGET.clone()) } else { None };
+        let one = self.root.winning_move();
+        let three = || if self.config.mate_in_three_depth.is_some() { self.root.checkmate_within(3, MATE_BUDGET) } else { None };
         let Some(win) = one.or_else(three) else { return };
         let first = self.nodes[0].first;
         let Some(i) = self.root_edges().iter().position(|e| e.mv == win) else { return };

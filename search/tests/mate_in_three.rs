@@ -37,10 +37,10 @@ fn mixed_positions(count: usize) -> Vec<rules::Game> {
         let moves = g.legal_moves();
         let allows = |m: rules::Move| {
             let next = after(g, m);
-            !next.is_over() && next.position().winning_move().is_none() && next.checkmate_within(3, &mut u64::MAX.clone()).is_some()
+            !next.is_over() && next.position().winning_move().is_none() && next.checkmate_within(3, u64::MAX).is_some()
         };
         let n = moves.iter().filter(|&&m| allows(m)).count();
-        let quiet = g.position().winning_move().is_none() && g.checkmate_within(3, &mut u64::MAX.clone()).is_none();
+        let quiet = g.position().winning_move().is_none() && g.checkmate_within(3, u64::MAX).is_none();
         let no_quick_loss = moves.iter().all(|&m| after(g, m).is_over() || after(g, m).position().winning_move().is_none());
         n > 0 && n < moves.len() && quiet && no_quick_loss
     })
@@ -54,7 +54,7 @@ fn with_depth_one_moves_that_allow_a_mate_in_three_are_proven_lost_after_one_vis
             for &m in g.legal_moves().iter() {
                 let q = by_move[&m];
                 let next = after(&g, m);
-                let mate = if next.is_over() { None } else { next.checkmate_within(3, &mut u64::MAX.clone()) };
+                let mate = if next.is_over() { None } else { next.checkmate_within(3, u64::MAX) };
                 if let Some(w) = mate {
                     assert!(move_wins(&next, w, 2), "{} does not force a win in {}", usi(&next, w), next.position().to_sfen());
                 }
