@@ -201,9 +201,9 @@ pub fn teacher_stage(run: &RunDir, cfg: &RunConfig, show: bool) -> Result<()> {
     let s = teacher::run_stage(&job, &|done, _| pb.set_position(done))?;
     pb.finish();
     println!(
-        "teacher: {} games (alpha-beta depth {}), {} positions, B/W/D {}/{}/{}, avg {:.0} plies, value scale k = {:.0} cp (held results: loss {:.3}, constant {:.3}), {:.2} CPU-hours",
+        "teacher: {} games ({}), {} positions, B/W/D {}/{}/{}, avg {:.0} plies, value scale k = {:.0} cp (held results: loss {:.3}, constant {:.3}), {:.2} CPU-hours",
         s.games,
-        cfg.teacher.depth,
+        cfg.teacher.describe(),
         s.positions,
         s.black_wins,
         s.white_wins,

@@ -1,7 +1,11 @@
-//! Learning from a teacher: games played by the alpha-beta baseline against itself, each
-//! position scored move by move ([`arena::baseline::AlphaBeta::score_root_moves`]), written
-//! as ordinary training shards so that the trainer needs nothing new. Expert iteration's
-//! first step: the teacher starts the network; search and self-play must take it further.
+//! Learning from a teacher: games played by a teacher against itself, each position scored
+//! move by move, written as ordinary training shards so that the trainer needs nothing
+//! new. Expert iteration's first step: the teacher starts the network; search and
+//! self-play must take it further. The teacher is the alpha-beta baseline (every move
+//! within a margin of the best scored exactly:
+//! [`arena::baseline::AlphaBeta::score_root_moves`]) or any USI engine that reports
+//! `MultiPV` lines, such as Fairy-Stockfish (the first moves of its `multipv` lines with
+//! their scores, at a node limit: [`score_usi`]).
 //!
 //! The stage runs in three resumable steps over one directory:
 //! 1. **games** (`games/game-NNNNNNNN.json.gz`, one per game, written atomically): random
@@ -15,12 +19,15 @@
 //! A killed stage loses at most the games in flight; the same call goes on.
 
 mod targets;
+mod usi_teacher;
 
 /// Shards are named as self-play's, so one training window reads both.
 pub use selfplay::shard_path;
 pub use targets::{fit_scale, policy_cp, policy_target, value_of, ScaleFit, MATE_CP};
+pub use usi_teacher::score_usi;
+use usi_teacher::UsiTeacher;
 
-use arena::baseline::{AlphaBeta, Baseline};
+use arena::baseline::{AlphaBeta, Baseline, RootScores};
 use arena::Score;
 use encoding::{ActionSpace, ACTION_VERSION, PLANES_VERSION};
 use rand::{Rng, SeedableRng};
@@ -39,8 +46,22 @@ use std::time::Instant;
 pub struct TeacherConfig {
     /// Teacher games played before the first self-play generation (0: none).
     pub games: u32,
-    /// The teacher: alpha-beta at this depth (plus quiescence).
+    /// Who teaches: `"alphabeta"` (the baseline at `depth`) or `"usi:COMMAND"`, a USI
+    /// engine that scores `multipv` moves in `nodes` nodes.
+    #[serde(default = "default_engine")]
+    pub engine: String,
+    /// The alpha-beta teacher's depth (plus quiescence).
     pub depth: u32,
+    /// A USI teacher's node limit per position.
+    #[serde(default = "default_nodes")]
+    pub nodes: u64,
+    /// Moves a USI teacher scores per position (its `MultiPV`); the others get no
+    /// policy mass.
+    #[serde(default = "default_multipv")]
+    pub multipv: u32,
+    /// A USI teacher's options (`setoption`), NAME = VALUE.
+    #[serde(default)]
+    pub engine_options: std::collections::BTreeMap<String, String>,
     /// Temperature of the policy target's softmax over move scores, centipawns.
     pub temperature: f64,
     /// Moves more than this many centipawns below the best get no policy mass (and no
@@ -60,11 +81,27 @@ pub struct TeacherConfig {
     pub window_generations: u32,
 }
 
+fn default_engine() -> String {
+    "alphabeta".into()
+}
+
+fn default_nodes() -> u64 {
+    10_000
+}
+
+fn default_multipv() -> u32 {
+    8
+}
+
 impl Default for TeacherConfig {
     fn default() -> TeacherConfig {
         TeacherConfig {
             games: 0,
+            engine: default_engine(),
             depth: 2,
+            nodes: default_nodes(),
+            multipv: default_multipv(),
+            engine_options: Default::default(),
             temperature: 100.0,
             margin: 600,
             random_plies: 8,
@@ -88,8 +125,37 @@ impl TeacherConfig {
         self.games > 0
     }
 
+    /// The engine command of a USI teacher (`None` for the alpha-beta).
+    pub fn usi_command(&self) -> Option<&str> {
+        self.engine.strip_prefix("usi:").map(str::trim)
+    }
+
+    /// Who teaches, in words (`alpha-beta depth 2`, `/usr/games/fairy-stockfish at 10000
+    /// nodes, 8 moves`).
+    pub fn describe(&self) -> String {
+        match self.usi_command() {
+            Some(cmd) => format!("{cmd} at {} nodes, {} moves", self.nodes, self.multipv),
+            None => format!("alpha-beta depth {}", self.depth),
+        }
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |key, problem: String| Err(ConfigError { key, problem });
+        match self.usi_command() {
+            Some("") => return bad("engine", "\"usi:\" needs an engine command after the colon".into()),
+            Some(cmd) if Path::new(cmd).components().count() > 1 && !Path::new(cmd).exists() => {
+                return bad("engine", format!("{cmd} does not exist"));
+            }
+            Some(_) => {}
+            None if self.engine == "alphabeta" => {}
+            None => return bad("engine", format!("'{}' is neither \"alphabeta\" nor \"usi:COMMAND\"", self.engine)),
+        }
+        if !(1..=100_000_000).contains(&self.nodes) {
+            return bad("nodes", format!("{} is not in 1..=100000000", self.nodes));
+        }
+        if !(1..=600).contains(&self.multipv) {
+            return bad("multipv", format!("{} is not in 1..=600", self.multipv));
+        }
         if !(1..=8).contains(&self.depth) {
             return bad("depth", format!("{} is not in 1..=8", self.depth));
         }
@@ -184,6 +250,41 @@ pub enum TeacherError {
     Record(#[from] RecordError),
     #[error("no teacher position has a centipawn score to fit the value scale to")]
     NoFit,
+    #[error("teacher engine {engine}: {problem}")]
+    Engine { engine: String, problem: String },
+}
+
+/// The teacher of one worker thread.
+enum Scorer {
+    AlphaBeta(Box<AlphaBeta>),
+    Usi(Box<UsiTeacher>),
+}
+
+impl Scorer {
+    fn new(job: &TeacherJob) -> Scorer {
+        match job.config.usi_command() {
+            Some(cmd) => Scorer::Usi(Box::new(UsiTeacher::new(cmd, &job.config))),
+            None => Scorer::AlphaBeta(Box::new(AlphaBeta::new(job.variant, 1 << 18))),
+        }
+    }
+
+    fn new_game(&mut self) -> Result<(), TeacherError> {
+        match self {
+            Scorer::AlphaBeta(ab) => {
+                ab.new_game();
+                Ok(())
+            }
+            Scorer::Usi(u) => u.new_game(),
+        }
+    }
+
+    /// The moves of the game's position with their scores (`None`: no legal move).
+    fn score(&mut self, game: &Game, cfg: &TeacherConfig) -> Result<Option<RootScores>, TeacherError> {
+        match self {
+            Scorer::AlphaBeta(ab) => Ok(ab.score_root_moves(game, cfg.depth, cfg.margin)),
+            Scorer::Usi(u) => u.score(game, cfg.margin),
+        }
+    }
 }
 
 pub fn game_path(dir: &Path, game_id: u64) -> PathBuf {
@@ -224,7 +325,7 @@ pub fn run_stage(job: &TeacherJob, on_game: &(dyn Fn(u64, u64) + Sync)) -> Resul
     let progress_path = job.dir.join("progress.json");
     let mut progress: Progress = std::fs::read(&progress_path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
     if !missing.is_empty() {
-        tracing::info!(games = missing.len(), depth = cfg.depth, "teacher games");
+        tracing::info!(games = missing.len(), teacher = cfg.describe(), "teacher games");
         let started = Instant::now();
         let busy = play_games(job, &missing, (ids.len() - missing.len()) as u64, on_game)?;
         progress.seconds += started.elapsed().as_secs_f64();
@@ -356,15 +457,15 @@ fn play_games(job: &TeacherJob, ids: &[u64], already: u64, on_game: &(dyn Fn(u64
         for _ in 0..job.threads.max(1) {
             scope.spawn(|| {
                 let t = Instant::now();
-                let mut ab = AlphaBeta::new(job.variant, 1 << 18);
+                let mut scorer = Scorer::new(job);
                 loop {
                     let i = next.fetch_add(1, Relaxed);
                     let Some(&id) = ids.get(i) else { break };
                     if first_error.lock().unwrap().is_some() {
                         break;
                     }
-                    let game = play_game(job, &mut ab, id);
-                    if let Err(e) = write_game(&game_path(&job.dir, id), &game) {
+                    let written = play_game(job, &mut scorer, id).and_then(|game| write_game(&game_path(&job.dir, id), &game));
+                    if let Err(e) = written {
                         first_error.lock().unwrap().get_or_insert(e);
                         break;
                     }
@@ -381,8 +482,9 @@ fn play_games(job: &TeacherJob, ids: &[u64], already: u64, on_game: &(dyn Fn(u64
 }
 
 /// The game with id `id`: its randomness (openings, sampled moves) comes from the job's
-/// seed and the id alone, so a replayed game is the same game.
-pub fn play_game(job: &TeacherJob, ab: &mut AlphaBeta, id: u64) -> TeacherGame {
+/// seed and the id alone, so a replayed game is the same game (with a deterministic
+/// teacher: a USI engine's search may vary with its hash table's contents).
+fn play_game(job: &TeacherJob, scorer: &mut Scorer, id: u64) -> Result<TeacherGame, TeacherError> {
     let cfg = &job.config;
     let mut rng = ChaCha8Rng::seed_from_u64(job.seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x7EAC_4E12);
     let (start_name, start) = &job.starts[id as usize % job.starts.len().max(1)];
@@ -402,11 +504,11 @@ pub fn play_game(job: &TeacherJob, ab: &mut AlphaBeta, id: u64) -> TeacherGame {
             break (game, plies);
         }
     };
-    ab.new_game();
+    scorer.new_game()?;
     let mut scored = Vec::new();
     let mut nodes = 0;
     while !game.is_over() {
-        let Some(rs) = ab.score_root_moves(&game, cfg.depth, cfg.margin) else { break };
+        let Some(rs) = scorer.score(&game, cfg)? else { break };
         nodes += rs.nodes;
         let pos = game.position();
         let chosen = if (scored.len() as u32) < cfg.sample_plies {
@@ -430,7 +532,7 @@ pub fn play_game(job: &TeacherJob, ab: &mut AlphaBeta, id: u64) -> TeacherGame {
     let result = game.result();
     let start_pos = game.start();
     let moves = game.moves().iter().map(|&m| start_pos.move_to_usi(m)).collect();
-    TeacherGame {
+    Ok(TeacherGame {
         game_id: id,
         start: start_name.clone(),
         start_sfen: start_pos.to_sfen(),
@@ -440,5 +542,5 @@ pub fn play_game(job: &TeacherJob, ab: &mut AlphaBeta, id: u64) -> TeacherGame {
         black_result: result.map_or(0, |r| r.outcome.value_for(Color::Black) as i8),
         ending: result.map_or("unfinished".into(), |r| r.reason.name().to_string()),
         nodes,
-    }
+    })
 }

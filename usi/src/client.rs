@@ -67,6 +67,9 @@ const QUIT_GRACE: Duration = Duration::from_secs(1);
 const EXIT_GRACE: Duration = Duration::from_millis(500);
 /// Distance reported for `score mate +` / `score mate -` (a mate of unknown length).
 pub const MATE_UNKNOWN_PLIES: i32 = 1000;
+/// The most `multipv` lines a search's reply keeps (a shogi position has at most 593
+/// legal moves).
+const MAX_MULTIPV: u32 = 600;
 
 /// How to run one engine.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -194,10 +197,12 @@ fn show_output(lines: &[String]) -> String {
     s
 }
 
-/// What the engine said about its search: the last `info` line that carried a score
-/// (`multipv 1` only; `info string` lines are never parsed).
+/// What the engine said about its search: one `info` line that carried a score
+/// (`info string` lines are never parsed).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EngineInfo {
+    /// The line's `multipv` index (1 = the best move; absent means 1).
+    pub multipv: Option<u32>,
     pub depth: Option<u32>,
     pub seldepth: Option<u32>,
     pub nodes: Option<u64>,
@@ -224,6 +229,12 @@ impl EngineInfo {
     /// Returns `None` for `info string …` and for lines without a score, and for
     /// secondary lines of a multi-PV search.
     pub fn parse_scored(line: &str) -> Option<EngineInfo> {
+        Self::parse_any_pv(line).filter(|i| i.multipv.is_none_or(|k| k == 1))
+    }
+
+    /// As [`parse_scored`](Self::parse_scored), secondary lines of a multi-PV search
+    /// included.
+    pub fn parse_any_pv(line: &str) -> Option<EngineInfo> {
         let mut tokens = line.split_whitespace().peekable();
         if tokens.peek() == Some(&"info") {
             tokens.next();
@@ -238,12 +249,7 @@ impl EngineInfo {
                 "nodes" => info.nodes = tokens.next().and_then(|t| t.parse().ok()),
                 "nps" => info.nps = tokens.next().and_then(|t| t.parse().ok()),
                 "time" => info.time_ms = tokens.next().and_then(|t| t.parse().ok()),
-                "multipv" => {
-                    let k = tokens.next().and_then(|t| t.parse::<u32>().ok());
-                    if k.is_some_and(|k| k != 1) {
-                        return None;
-                    }
-                }
+                "multipv" => info.multipv = tokens.next().and_then(|t| t.parse::<u32>().ok()),
                 "score" => match tokens.next() {
                     Some("cp") => {
                         if let Some(cp) = tokens.next().and_then(|t| t.parse::<i64>().ok()) {
@@ -300,6 +306,9 @@ pub struct EngineReply {
     pub ponder: Option<String>,
     /// The last `info` line of this search that carried a score (default when none did).
     pub info: EngineInfo,
+    /// The last scored line of each `multipv` index this search reported, by index (the
+    /// lines of a `MultiPV` search; one line, or none, otherwise).
+    pub lines: Vec<EngineInfo>,
     /// From the moment `go` was written to the moment the `bestmove` line was read.
     pub elapsed: Duration,
 }
@@ -447,6 +456,8 @@ pub struct UsiEngine {
     go_sent: Option<Instant>,
     /// The last scored `info` of the current search.
     info: EngineInfo,
+    /// The last scored `info` of each `multipv` index of the current search.
+    lines: Vec<EngineInfo>,
     /// Standard output has closed.
     closed: bool,
     /// The process has been reaped: (exit status, signal).
@@ -515,6 +526,7 @@ impl UsiEngine {
             readyok_pending: 0,
             go_sent: None,
             info: EngineInfo::default(),
+            lines: Vec::new(),
             closed: false,
             exit: None,
             death_reported: false,
@@ -635,6 +647,7 @@ impl UsiEngine {
         self.readyok_pending += 1;
         self.send(position)?;
         self.info = EngineInfo::default();
+        self.lines.clear();
         self.go_sent = Some(Instant::now());
         self.outstanding += 1;
         if let Err(e) = self.send(go) {
@@ -881,8 +894,15 @@ impl UsiEngine {
             }
             Some("info") => {
                 // Before the `readyok`, what is said is about an earlier search.
-                if let Some(info) = EngineInfo::parse_scored(line).filter(|_| self.readyok_pending == 0) {
-                    self.info = info;
+                if let Some(info) = EngineInfo::parse_any_pv(line).filter(|_| self.readyok_pending == 0) {
+                    let k = info.multipv.unwrap_or(1).clamp(1, MAX_MULTIPV) as usize;
+                    if k == 1 {
+                        self.info = info.clone();
+                    }
+                    if self.lines.len() < k {
+                        self.lines.resize(k, EngineInfo::default());
+                    }
+                    self.lines[k - 1] = info;
                 }
                 Ok(None)
             }
@@ -899,6 +919,7 @@ impl UsiEngine {
                 if self.outstanding > 0 {
                     // The answer to an abandoned search.
                     self.info = EngineInfo::default();
+                    self.lines.clear();
                     return Ok(None);
                 }
                 let sent = self.go_sent.take().unwrap_or(at);
@@ -916,7 +937,9 @@ impl UsiEngine {
                         ponder = tokens.next().map(str::to_string);
                     }
                 }
-                Ok(Some(EngineReply { best, ponder, info: std::mem::take(&mut self.info), elapsed: at.saturating_duration_since(sent) }))
+                // Indices the engine skipped are left out.
+                let lines = std::mem::take(&mut self.lines).into_iter().filter(|l| l.score_cp.is_some() || l.score_mate.is_some()).collect();
+                Ok(Some(EngineReply { best, ponder, info: std::mem::take(&mut self.info), lines, elapsed: at.saturating_duration_since(sent) }))
             }
             _ => Ok(None),
         }
@@ -1066,6 +1089,10 @@ mod tests {
         assert!(EngineInfo::parse_scored("info depth 6").is_none());
         assert!(EngineInfo::parse_scored("info currmove 7g7f").is_none());
         assert!(EngineInfo::parse_scored("info multipv 2 score cp 5").is_none());
+        let second = EngineInfo::parse_any_pv("info depth 6 multipv 2 score cp -107 upperbound nodes 10007 pv 9g9f 2b8h").unwrap();
+        assert_eq!((second.multipv, second.score_cp, second.bound), (Some(2), Some(-107), Some(ScoreBound::Upper)));
+        assert_eq!(second.pv, vec!["9g9f", "2b8h"]);
+        assert_eq!(EngineInfo::parse_scored("info multipv 1 score cp 5").unwrap().multipv, Some(1));
         assert_eq!(EngineInfo::parse_scored("info score cp -1148897").unwrap().score_cp, Some(-1148897));
     }
 

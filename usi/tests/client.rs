@@ -540,6 +540,34 @@ fn fairy_stockfish_plays_shogi() {
     e.quit();
 }
 
+/// With `MultiPV 4` the reply carries the last line of each index: four different legal
+/// moves, the first of which is the engine's own choice and its main line's score.
+#[test]
+fn fairy_stockfish_multipv_lines_come_back_by_index() {
+    let mut cfg = fairy_stockfish();
+    cfg.options.push(("MultiPV".into(), "4".into()));
+    let mut e = UsiEngine::start(&cfg).unwrap();
+    e.new_game().unwrap();
+    e.go("position startpos moves 7g7f 3c3d", "go nodes 5000").unwrap();
+    let r = e.wait(deadline(10_000)).unwrap();
+    assert_eq!(r.lines.len(), 4, "{:?}", r.lines);
+    let mut pos = shogi_start();
+    for m in ["7g7f", "3c3d"] {
+        pos.play_unchecked(pos.parse_usi(m).unwrap());
+    }
+    let firsts: Vec<&str> = r.lines.iter().map(|l| l.pv[0].as_str()).collect();
+    for (k, (line, m)) in r.lines.iter().zip(&firsts).enumerate() {
+        assert_eq!(line.multipv, Some(k as u32 + 1));
+        pos.parse_usi(m).unwrap_or_else(|err| panic!("line {}: {m} is not legal: {err}", k + 1));
+    }
+    let mut distinct = firsts.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 4, "{firsts:?}");
+    assert_eq!(r.lines[0], r.info);
+    e.quit();
+}
+
 #[test]
 fn gpsshogi_plays_shogi_against_fairy_stockfish() {
     let home = tempfile::tempdir().unwrap();
