@@ -1,10 +1,12 @@
 //! The teacher stage end to end on minishogi: targets checked against the rules engine on
 //! a hand-built position, and a killed stage resuming to the same shards.
 
+mod common;
+
 use arena::baseline::AlphaBeta;
 use arena::Score;
 use encoding::ActionSpace;
-use rules::{Color, Game, Outcome, Position, Variant};
+use rules::{Color, Game, Position, Variant};
 use std::path::Path;
 use teacher::{game_path, read_game, run_stage, shard_path, TeacherConfig, TeacherJob};
 
@@ -28,15 +30,7 @@ fn a_mate_in_one_takes_the_whole_policy_target_and_a_won_value() {
     // gold on 1c); which moves mate is asked of the rules.
     let v = Variant::builtin("minishogi").unwrap();
     let game = Game::new(Position::from_sfen(v, "4k/5/4G/5/K4 b G 1").unwrap(), None);
-    let mates: Vec<_> = game
-        .legal_moves()
-        .into_iter()
-        .filter(|&m| {
-            let mut g = game.clone();
-            g.play_unchecked(m);
-            g.result().is_some_and(|r| r.outcome == Outcome::Win(Color::Black))
-        })
-        .collect();
+    let mates = common::winning_moves(&game);
     assert!(!mates.is_empty() && mates.len() < game.legal_moves().len() / 2, "{} mates", mates.len());
     let rs = AlphaBeta::new(v, 1 << 12).score_root_moves(&game, 2, 600).unwrap();
     assert_eq!(rs.score, Score::Mate(1));

@@ -2,9 +2,11 @@
 //! replies), and the stage end to end with Fairy-Stockfish on standard shogi (installed by
 //! `scripts/install-engines.sh`, as the USI client's tests install it).
 
+mod common;
+
 use arena::Score;
 use encoding::ActionSpace;
-use rules::{Color, Game, Outcome, Position, Variant};
+use rules::{Color, Game, Position, Variant};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -121,15 +123,7 @@ fn fairy_stockfish_teaches_a_mate_in_one() {
     let dir = tempfile::tempdir().unwrap();
     let start = Position::from_sfen(shogi(), "4k4/9/4G4/9/9/9/9/9/4K4 b G 1").unwrap();
     let game = Game::new(start.clone(), None);
-    let mates: Vec<_> = game
-        .legal_moves()
-        .into_iter()
-        .filter(|&m| {
-            let mut g = game.clone();
-            g.play_unchecked(m);
-            g.result().is_some_and(|r| r.outcome == Outcome::Win(Color::Black))
-        })
-        .collect();
+    let mates = common::winning_moves(&game);
     assert!(!mates.is_empty());
     let mut job = fsf_job(dir.path(), 2, start, 0);
     job.starts.push(("start".into(), Position::start(shogi())));

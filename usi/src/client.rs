@@ -234,7 +234,7 @@ impl EngineInfo {
 
     /// As [`parse_scored`](Self::parse_scored), secondary lines of a multi-PV search
     /// included.
-    pub fn parse_any_pv(line: &str) -> Option<EngineInfo> {
+    fn parse_any_pv(line: &str) -> Option<EngineInfo> {
         let mut tokens = line.split_whitespace().peekable();
         if tokens.peek() == Some(&"info") {
             tokens.next();
