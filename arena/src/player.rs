@@ -403,11 +403,7 @@ impl Player for UsiPlayer {
                     Some(e) => match e.poll() {
                         Some(Ok(r)) => {
                             let info = &r.info;
-                            let score = match (info.score_mate, info.score_cp) {
-                                (Some(m), _) => Score::Mate(m),
-                                (None, Some(cp)) => Score::Cp(cp),
-                                _ => Score::Cp(0),
-                            };
+                            let score = Score::of_usi_info(info).unwrap_or(Score::Cp(0));
                             let thought = Thought { best: None, score, depth: info.depth.unwrap_or(0), nodes: info.nodes.unwrap_or(0), pv: Vec::new() };
                             Some(match r.best {
                                 BestMove::Move(text) => Reply::Text(text, thought),

@@ -14,6 +14,17 @@ pub enum Score {
     Mate(i32),
 }
 
+impl Score {
+    /// The score of a USI engine's `info` line (`None` when it gave none).
+    pub fn of_usi_info(info: &usi::client::EngineInfo) -> Option<Score> {
+        match (info.score_mate, info.score_cp) {
+            (Some(m), _) => Some(Score::Mate(m)),
+            (None, Some(cp)) => Some(Score::Cp(cp)),
+            _ => None,
+        }
+    }
+}
+
 /// A player's answer for one position.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Thought {

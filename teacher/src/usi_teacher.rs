@@ -11,7 +11,7 @@ use arena::baseline::RootScores;
 use arena::player::usi_position;
 use arena::Score;
 use rules::{Game, Move, Position};
-use usi::client::{BestMove, EngineConfig, EngineInfo, EngineReply, UsiEngine};
+use usi::client::{BestMove, EngineConfig, EngineReply, UsiEngine};
 
 use crate::{policy_cp, TeacherConfig, TeacherError};
 
@@ -63,9 +63,6 @@ impl UsiTeacher {
     /// The engine's scores for the game's position; one failed search (a crash, a hang)
     /// is retried on a fresh process before it is an error.
     pub(crate) fn score(&mut self, game: &Game, margin_cp: i32) -> Result<Option<RootScores>, TeacherError> {
-        if game.legal_moves().is_empty() {
-            return Ok(None);
-        }
         let position = usi_position(game);
         let mut last_error = String::new();
         for attempt in 0..2 {
@@ -87,31 +84,23 @@ impl UsiTeacher {
     }
 }
 
-fn score_of(info: &EngineInfo) -> Option<Score> {
-    match (info.score_mate, info.score_cp) {
-        (Some(m), _) => Some(Score::Mate(m)),
-        (None, Some(cp)) => Some(Score::Cp(cp)),
-        _ => None,
-    }
-}
-
 /// The teacher's scores from a USI reply: the first move of each `multipv` line with the
 /// line's score (for the side to move), the first line's score as the position's. The
 /// engine's `bestmove` is the best move and comes first (scored as the first line when no
 /// line starts with it); moves more than `margin_cp` below the best are left out. `None` when the
-/// engine resigns or declares with no line to play. An illegal move in the reply is an
+/// engine resigns or declares with no line to play (as it does with no legal move). An illegal move in the reply is an
 /// error.
 pub fn score_usi(pos: &Position, reply: &EngineReply, margin_cp: i32) -> Result<Option<RootScores>, String> {
     let parse = |text: &str| pos.parse_usi(text).map_err(|e| format!("the engine's move {text} is not legal: {e}"));
     let mut moves: Vec<(Move, Score)> = Vec::new();
     for line in &reply.lines {
-        let (Some(first), Some(score)) = (line.pv.first(), score_of(line)) else { continue };
+        let (Some(first), Some(score)) = (line.pv.first(), Score::of_usi_info(line)) else { continue };
         let m = parse(first)?;
         if !moves.iter().any(|&(seen, _)| seen == m) {
             moves.push((m, score));
         }
     }
-    let position_score = reply.lines.first().and_then(score_of).or_else(|| score_of(&reply.info)).unwrap_or(Score::Cp(0));
+    let position_score = Score::of_usi_info(&reply.info).or_else(|| reply.lines.first().and_then(Score::of_usi_info)).unwrap_or(Score::Cp(0));
     let best = match &reply.best {
         BestMove::Move(text) => parse(text)?,
         BestMove::Resign | BestMove::Win => match moves.first() {

@@ -454,9 +454,8 @@ pub struct UsiEngine {
     readyok_pending: u32,
     /// When the current `go` was written.
     go_sent: Option<Instant>,
-    /// The last scored `info` of the current search.
-    info: EngineInfo,
-    /// The last scored `info` of each `multipv` index of the current search.
+    /// The last scored `info` of each `multipv` index of the current search (the first is
+    /// the reply's `info`).
     lines: Vec<EngineInfo>,
     /// Standard output has closed.
     closed: bool,
@@ -525,7 +524,6 @@ impl UsiEngine {
             outstanding: 0,
             readyok_pending: 0,
             go_sent: None,
-            info: EngineInfo::default(),
             lines: Vec::new(),
             closed: false,
             exit: None,
@@ -646,7 +644,6 @@ impl UsiEngine {
         self.send("isready")?;
         self.readyok_pending += 1;
         self.send(position)?;
-        self.info = EngineInfo::default();
         self.lines.clear();
         self.go_sent = Some(Instant::now());
         self.outstanding += 1;
@@ -896,9 +893,6 @@ impl UsiEngine {
                 // Before the `readyok`, what is said is about an earlier search.
                 if let Some(info) = EngineInfo::parse_any_pv(line).filter(|_| self.readyok_pending == 0) {
                     let k = info.multipv.unwrap_or(1).clamp(1, MAX_MULTIPV) as usize;
-                    if k == 1 {
-                        self.info = info.clone();
-                    }
                     if self.lines.len() < k {
                         self.lines.resize(k, EngineInfo::default());
                     }
@@ -918,7 +912,6 @@ impl UsiEngine {
                 self.outstanding -= 1;
                 if self.outstanding > 0 {
                     // The answer to an abandoned search.
-                    self.info = EngineInfo::default();
                     self.lines.clear();
                     return Ok(None);
                 }
@@ -937,9 +930,11 @@ impl UsiEngine {
                         ponder = tokens.next().map(str::to_string);
                     }
                 }
+                let lines = std::mem::take(&mut self.lines);
+                let info = lines.first().cloned().unwrap_or_default();
                 // Indices the engine skipped are left out.
-                let lines = std::mem::take(&mut self.lines).into_iter().filter(|l| l.score_cp.is_some() || l.score_mate.is_some()).collect();
-                Ok(Some(EngineReply { best, ponder, info: std::mem::take(&mut self.info), lines, elapsed: at.saturating_duration_since(sent) }))
+                let lines = lines.into_iter().filter(|l| l.score_cp.is_some() || l.score_mate.is_some()).collect();
+                Ok(Some(EngineReply { best, ponder, info, lines, elapsed: at.saturating_duration_since(sent) }))
             }
             _ => Ok(None),
         }
