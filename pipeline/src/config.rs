@@ -221,6 +221,9 @@ mod tests {
         c.teacher.value_share = -0.1;
         assert!(c.validate().unwrap_err().to_string().contains("teacher.value_share"));
         let mut c = default_config();
+        c.teacher.final_lr_fraction = 0.0;
+        assert!(c.validate().unwrap_err().to_string().contains("teacher.final_lr_fraction"));
+        let mut c = default_config();
         c.initial_model = Some("models/pocket-copper".into());
         let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("initial_model") && e.contains("teacher"), "{e}");
@@ -228,8 +231,9 @@ mod tests {
         c.validate().unwrap();
     }
 
-    /// A run directory's saved config from before `search_value_share` or the teacher
-    /// stage existed still loads (as 0 and as no teacher: what it was trained with).
+    /// A run directory's saved config from before `search_value_share`, the teacher
+    /// stage or the learning-rate decay existed still loads (as 0, as no teacher and as a
+    /// constant rate: what it was trained with).
     #[test]
     fn configs_without_the_newer_keys_load() {
         let text = default_config().to_toml();
@@ -241,5 +245,9 @@ mod tests {
         assert_ne!(old, text);
         let c: RunConfig = toml::from_str(&old).unwrap();
         assert_eq!(c.training.search_value_share, 0.0);
+        let old: String = text.lines().filter(|l| !l.starts_with("final_lr_fraction")).collect::<Vec<_>>().join("\n");
+        assert_eq!(text.lines().count() - old.lines().count(), 2, "the key is in [training] and [teacher]");
+        let c: RunConfig = toml::from_str(&old).unwrap();
+        assert_eq!((c.training.final_lr_fraction, c.teacher.final_lr_fraction), (1.0, 1.0));
     }
 }

@@ -287,6 +287,7 @@ pub fn train_generation_on(run: &RunDir, cfg: &RunConfig, g: u32, shards: Vec<Pa
     if g == 0 {
         config.steps_per_generation = cfg.teacher.steps;
         config.search_value_share = cfg.teacher.value_share;
+        config.final_lr_fraction = cfg.teacher.final_lr_fraction;
     }
     let job = trainer::TrainJob {
         variant: cfg.variant()?,

@@ -77,6 +77,10 @@ pub struct TeacherConfig {
     pub value_share: f32,
     /// Optimiser steps of the training on the teacher's games (generation 0).
     pub steps: u32,
+    /// The learning rate of that training's last step as a fraction of
+    /// `training.learning_rate` (cosine decay); 1 = constant. Missing in older configs: 1.
+    #[serde(default = "constant_rate")]
+    pub final_lr_fraction: f64,
     /// Self-play generations whose training window still holds the teacher's games.
     pub window_generations: u32,
 }
@@ -91,6 +95,10 @@ fn default_nodes() -> u64 {
 
 fn default_multipv() -> u32 {
     8
+}
+
+fn constant_rate() -> f64 {
+    1.0
 }
 
 impl Default for TeacherConfig {
@@ -108,6 +116,7 @@ impl Default for TeacherConfig {
             sample_plies: 16,
             value_share: 0.5,
             steps: 0,
+            final_lr_fraction: 1.0,
             window_generations: 0,
         }
     }
@@ -170,6 +179,9 @@ impl TeacherConfig {
         }
         if !(0.0..=1.0).contains(&self.value_share) {
             return bad("value_share", format!("{} is not in 0..=1", self.value_share));
+        }
+        if !(self.final_lr_fraction > 0.0 && self.final_lr_fraction <= 1.0) {
+            return bad("final_lr_fraction", format!("{} is not in (0, 1]", self.final_lr_fraction));
         }
         if self.enabled() && self.steps == 0 {
             return bad("steps", "must be at least 1 when teacher games are played".into());

@@ -17,6 +17,11 @@ pub struct TrainerConfig {
     /// Optimiser steps per generation (fewer when the window cannot supply them under the use cap).
     pub steps_per_generation: u32,
     pub learning_rate: f64,
+    /// The learning rate of a generation's last step as a fraction of `learning_rate`,
+    /// reached by cosine decay over the generation's steps; 1 = constant. Missing in
+    /// configs written before it existed: 1.
+    #[serde(default = "constant_rate")]
+    pub final_lr_fraction: f64,
     pub weight_decay: f32,
     /// Weight of the value loss against the policy loss.
     pub value_weight: f32,
@@ -42,12 +47,17 @@ pub struct TrainerConfig {
     pub device: model::DeviceSpec,
 }
 
+fn constant_rate() -> f64 {
+    1.0
+}
+
 impl Default for TrainerConfig {
     fn default() -> Self {
         TrainerConfig {
             batch_size: 128,
             steps_per_generation: 200,
             learning_rate: 1e-3,
+            final_lr_fraction: 1.0,
             weight_decay: 1e-4,
             value_weight: 1.0,
             search_value_share: 0.0,
@@ -63,6 +73,16 @@ impl Default for TrainerConfig {
 }
 
 impl TrainerConfig {
+    /// The learning rate of step `step` (from 0) of a generation of `steps` steps: cosine
+    /// decay from `learning_rate` towards `final_lr_fraction` of it (Loshchilov & Hutter,
+    /// "SGDR", 2017, without restarts), so that each generation's model is taken at a low
+    /// rate rather than wherever the last noisy step left it.
+    pub fn learning_rate_at(&self, step: u32, steps: u32) -> f64 {
+        let progress = if steps <= 1 { 0.0 } else { step as f64 / (steps - 1) as f64 };
+        let f = self.final_lr_fraction;
+        self.learning_rate * (f + (1.0 - f) * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos()))
+    }
+
     pub fn validate(&self) -> Result<(), TrainerConfigError> {
         let bad = |key, problem: String| Err(TrainerConfigError { key, problem });
         if !(1..=8192).contains(&self.batch_size) {
@@ -70,6 +90,9 @@ impl TrainerConfig {
         }
         if !(self.learning_rate > 0.0 && self.learning_rate <= 1.0) {
             return bad("learning_rate", format!("{} is outside (0, 1]", self.learning_rate));
+        }
+        if !(self.final_lr_fraction > 0.0 && self.final_lr_fraction <= 1.0) {
+            return bad("final_lr_fraction", format!("{} is outside (0, 1]", self.final_lr_fraction));
         }
         if !(0.0..=1.0).contains(&self.weight_decay) {
             return bad("weight_decay", format!("{} is outside 0..=1", self.weight_decay));
@@ -93,5 +116,32 @@ impl TrainerConfig {
             return bad("checkpoint_every", "must be at least 1".into());
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TrainerConfig;
+
+    #[test]
+    fn cosine_decay_runs_from_the_rate_to_its_fraction() {
+        let c = TrainerConfig { learning_rate: 0.002, final_lr_fraction: 0.1, ..TrainerConfig::default() };
+        // Hand-computed: 0.002·(0.1 + 0.9·(1 + cos(π·p))/2) at p = 0, 1/4, 1/2, 1.
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(close(c.learning_rate_at(0, 5), 0.002));
+        assert!(close(c.learning_rate_at(1, 5), 0.002 * (0.1 + 0.9 * (1.0 + std::f64::consts::FRAC_1_SQRT_2) / 2.0)));
+        assert!(close(c.learning_rate_at(2, 5), 0.0011));
+        assert!(close(c.learning_rate_at(4, 5), 0.0002));
+        let constant = TrainerConfig { learning_rate: 0.002, ..TrainerConfig::default() };
+        assert!((0..10).all(|s| close(constant.learning_rate_at(s, 10), 0.002)));
+        assert!(close(c.learning_rate_at(0, 1), 0.002), "a one-step generation trains at the full rate");
+    }
+
+    #[test]
+    fn a_final_fraction_outside_its_range_is_refused_by_name() {
+        for f in [0.0, -0.5, 1.5, f64::NAN] {
+            let c = TrainerConfig { final_lr_fraction: f, ..TrainerConfig::default() };
+            assert!(c.validate().unwrap_err().to_string().contains("training.final_lr_fraction"), "{f}");
+        }
     }
 }

@@ -1,11 +1,14 @@
 //! A run stopped and resumed gives the same weights as one run straight through
-//! (same seed, one compute thread). Its own test binary, so the thread pool is ours.
+//! (same seed, one compute thread), its learning rate decaying over each generation.
+//! Its own test binary, so the thread pool is ours.
 mod common;
 use common::*;
 use trainer::{train_generation, TrainJob};
 
 fn job<'a>(dir: &std::path::Path, shards: &[std::path::PathBuf], generation: u32, stop_after: Option<u32>) -> TrainJob<'a> {
-    run_job(dir, shards, generation, 6, stop_after)
+    let mut j = run_job(dir, shards, generation, 6, stop_after);
+    j.config.final_lr_fraction = 0.1;
+    j
 }
 
 #[test]
@@ -35,6 +38,12 @@ fn stopped_and_resumed_training_equals_straight_training() {
     assert!(outputs(straight.path(), 2) == outputs(resumed.path(), 2), "generation 2 differs");
     // Training did change the weights.
     assert!(outputs(straight.path(), 1) != outputs(straight.path(), 2));
+    // The decay is applied: at a constant rate generation 1 ends elsewhere.
+    let constant = tempfile::tempdir().unwrap();
+    let mut j = job(constant.path(), &shards, 1, None);
+    j.config.final_lr_fraction = 1.0;
+    train_generation(&j).unwrap();
+    assert!(outputs(constant.path(), 1) != outputs(straight.path(), 1), "the learning-rate schedule changed nothing");
 
     // The resumed generations report every step, as the uninterrupted run does: the
     // steps before the kill come from the checkpoint.
