@@ -201,7 +201,7 @@ pub fn teacher_stage(run: &RunDir, cfg: &RunConfig, show: bool) -> Result<()> {
     let s = teacher::run_stage(&job, &|done, _| pb.set_position(done))?;
     pb.finish();
     println!(
-        "teacher: {} games ({}), {} positions, B/W/D {}/{}/{}, avg {:.0} plies, value scale k = {:.0} cp (held results: loss {:.3}, constant {:.3}), {:.2} CPU-hours",
+        "teacher: {} games ({}), {} positions, B/W/D {}/{}/{}, avg {:.0} plies, value scale k = {:.0} cp (held results: loss {:.3}, constant {:.3}), {:.2} CPU-hours of thread time, {:.2} of CPU time used by {} of the games",
         s.games,
         cfg.teacher.describe(),
         s.positions,
@@ -212,7 +212,9 @@ pub fn teacher_stage(run: &RunDir, cfg: &RunConfig, show: bool) -> Result<()> {
         s.fit.k,
         s.fit.loss,
         s.fit.constant_loss,
-        s.cpu_seconds / 3600.0
+        s.cpu_seconds / 3600.0,
+        s.cpu_time_seconds / 3600.0,
+        s.cpu_time_games
     );
     let tr = train_generation_on(run, cfg, 0, teacher_shards(run), show)?;
     if let (Some(v), Some(c)) = (tr.validation, tr.calibration.as_ref()) {
@@ -400,11 +402,7 @@ pub fn standalone_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, out: &Path
 
 /// CPU time (user + system) of this process, from /proc (Linux); `None` elsewhere.
 fn process_cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
-    Some(ticks / 100.0)
+    teacher::process_cpu_seconds().map(|c| c.own)
 }
 
 /// `copper bench-selfplay`: self-play throughput of the configured network.

@@ -246,10 +246,33 @@ pub struct TeacherSummary {
     pub endings: std::collections::BTreeMap<String, u64>,
     pub nodes: u64,
     /// Wall seconds of the playing step (this and earlier invocations) and the worker
-    /// threads' busy seconds (CPU-seconds).
+    /// threads' busy seconds (CPU-seconds if nothing else shares the machine).
     pub seconds: f64,
     pub cpu_seconds: f64,
+    /// CPU time (user + system) the stage's process and its engine processes used to
+    /// play `cpu_time_games` of the games (Linux; invocations before it was measured
+    /// add none): unlike `cpu_seconds`, not inflated by other work on the machine.
+    #[serde(default)]
+    pub cpu_time_seconds: f64,
+    #[serde(default)]
+    pub cpu_time_games: u64,
     pub fit: ScaleFit,
+}
+
+/// CPU time in seconds (user + system) of this process and of its children that have
+/// been waited for, from `/proc/self/stat` (Linux, whose USER_HZ is 100); `None` elsewhere.
+pub fn process_cpu_seconds() -> Option<CpuSeconds> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<f64> = rest.split_whitespace().skip(11).take(4).map(|f| f.parse().ok()).collect::<Option<_>>()?;
+    let [utime, stime, cutime, cstime] = fields[..] else { return None };
+    Some(CpuSeconds { own: (utime + stime) / 100.0, children: (cutime + cstime) / 100.0 })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CpuSeconds {
+    pub own: f64,
+    pub children: f64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -323,6 +346,10 @@ fn write_game(path: &Path, game: &TeacherGame) -> Result<(), TeacherError> {
 struct Progress {
     seconds: f64,
     cpu_seconds: f64,
+    #[serde(default)]
+    cpu_time_seconds: f64,
+    #[serde(default)]
+    cpu_time_games: u64,
 }
 
 /// Runs the stage: plays the games not yet played (calling `on_game(done, total)` as
@@ -339,9 +366,15 @@ pub fn run_stage(job: &TeacherJob, on_game: &(dyn Fn(u64, u64) + Sync)) -> Resul
     if !missing.is_empty() {
         tracing::info!(games = missing.len(), teacher = cfg.describe(), "teacher games");
         let started = Instant::now();
+        let cpu_before = process_cpu_seconds();
         let busy = play_games(job, &missing, (ids.len() - missing.len()) as u64, on_game)?;
         progress.seconds += started.elapsed().as_secs_f64();
         progress.cpu_seconds += busy;
+        // Every engine process has been reaped by now (each worker's ends with it).
+        if let (Some(a), Some(b)) = (cpu_before, process_cpu_seconds()) {
+            progress.cpu_time_seconds += (b.own + b.children) - (a.own + a.children);
+            progress.cpu_time_games += missing.len() as u64;
+        }
         write_json(&progress_path, &progress)?;
     }
     for &id in &missing {
@@ -379,6 +412,8 @@ pub fn run_stage(job: &TeacherJob, on_game: &(dyn Fn(u64, u64) + Sync)) -> Resul
         nodes: games.iter().map(|g| g.nodes).sum(),
         seconds: progress.seconds,
         cpu_seconds: progress.cpu_seconds,
+        cpu_time_seconds: progress.cpu_time_seconds,
+        cpu_time_games: progress.cpu_time_games,
         fit,
     };
     for g in &games {
@@ -555,4 +590,19 @@ fn play_game(job: &TeacherJob, scorer: &mut Scorer, id: u64) -> Result<TeacherGa
         ending: result.map_or("unfinished".into(), |r| r.reason.name().to_string()),
         nodes,
     })
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    /// A child's CPU time counts once it has been waited for (as the teacher's engines
+    /// are when each worker ends).
+    #[test]
+    fn a_reaped_child_s_cpu_time_is_counted() {
+        let before = super::process_cpu_seconds().unwrap();
+        let status = std::process::Command::new("sh").args(["-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"]).status().unwrap();
+        assert!(status.success());
+        let after = super::process_cpu_seconds().unwrap();
+        assert!(after.children > before.children, "{before:?} -> {after:?}");
+        assert!(after.own >= before.own);
+    }
 }

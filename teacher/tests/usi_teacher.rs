@@ -150,6 +150,7 @@ fn fairy_stockfish_games_resume_and_hold_multipv_targets() {
     let whole = run_stage(&job, &|_, _| {}).unwrap();
     assert_eq!(whole.games, 2);
     assert!(whole.nodes > 0);
+    assert_eq!(whole.cpu_time_games, 2, "the CPU time of both games is measured (Linux)");
     for id in 0..2 {
         let g = read_game(&game_path(&job.dir, id)).unwrap();
         let shard = records::read_shard(&shard_path(&job.shard_dir, id)).unwrap();
@@ -177,6 +178,8 @@ fn fairy_stockfish_games_resume_and_hold_multipv_targets() {
     let resumed = run_stage(&job, &|_, _| {}).unwrap();
     assert_eq!(resumed.games, 2);
     assert_eq!(resumed.fit, whole.fit, "the fit is made once");
+    assert_eq!(resumed.cpu_time_games, 3, "the replayed game's CPU time is added");
+    assert!(resumed.cpu_time_seconds >= whole.cpu_time_seconds);
     assert!(shard_path(&job.shard_dir, 1).exists());
 }
 
