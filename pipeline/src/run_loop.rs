@@ -201,7 +201,7 @@ pub fn teacher_stage(run: &RunDir, cfg: &RunConfig, show: bool) -> Result<()> {
     let s = teacher::run_stage(&job, &|done, _| pb.set_position(done))?;
     pb.finish();
     println!(
-        "teacher: {} games ({}), {} positions, B/W/D {}/{}/{}, avg {:.0} plies, value scale k = {:.0} cp (held results: loss {:.3}, constant {:.3}), {:.2} CPU-hours of thread time, {:.2} of CPU time used by {} of the games",
+        "teacher: {} games ({}), {} positions, B/W/D {}/{}/{}, avg {:.0} plies, value scale k = {:.0} cp (held results: loss {:.3}, constant {:.3}), {:.2} CPU-hours of thread time{}",
         s.games,
         cfg.teacher.describe(),
         s.positions,
@@ -213,8 +213,10 @@ pub fn teacher_stage(run: &RunDir, cfg: &RunConfig, show: bool) -> Result<()> {
         s.fit.loss,
         s.fit.constant_loss,
         s.cpu_seconds / 3600.0,
-        s.cpu_time_seconds / 3600.0,
-        s.cpu_time_games
+        match s.cpu_time_games {
+            0 => String::new(),
+            n => format!(", {:.2} of CPU time used by {n} of the games", s.cpu_time_seconds / 3600.0),
+        }
     );
     let tr = train_generation_on(run, cfg, 0, teacher_shards(run), show)?;
     if let (Some(v), Some(c)) = (tr.validation, tr.calibration.as_ref()) {

@@ -77,7 +77,7 @@ impl TrainerConfig {
     /// decay from `learning_rate` towards `final_lr_fraction` of it (Loshchilov & Hutter,
     /// "SGDR", 2017, without restarts), so that each generation's model is taken at a low
     /// rate rather than wherever the last noisy step left it.
-    pub fn learning_rate_at(&self, step: u32, steps: u32) -> f64 {
+    pub(crate) fn learning_rate_at(&self, step: u32, steps: u32) -> f64 {
         let progress = if steps <= 1 { 0.0 } else { step as f64 / (steps - 1) as f64 };
         let f = self.final_lr_fraction;
         self.learning_rate * (f + (1.0 - f) * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos()))
