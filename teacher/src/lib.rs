@@ -269,6 +269,7 @@ pub fn process_cpu_seconds() -> Option<CpuSeconds> {
     Some(CpuSeconds { own: (utime + stime) / 100.0, children: (cutime + cstime) / 100.0 })
 }
 
+/// CPU seconds of this process (`own`) and of its children it has waited for.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CpuSeconds {
     pub own: f64,
