@@ -604,6 +604,5 @@ mod tests {
         assert!(status.success());
         let after = super::process_cpu_seconds().unwrap();
         assert!(after.children > before.children, "{before:?} -> {after:?}");
-        assert!(after.own >= before.own);
     }
 }

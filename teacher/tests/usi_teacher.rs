@@ -179,7 +179,6 @@ fn fairy_stockfish_games_resume_and_hold_multipv_targets() {
     assert_eq!(resumed.games, 2);
     assert_eq!(resumed.fit, whole.fit, "the fit is made once");
     assert_eq!(resumed.cpu_time_games, 3, "the replayed game's CPU time is added");
-    assert!(resumed.cpu_time_seconds >= whole.cpu_time_seconds);
     assert!(shard_path(&job.shard_dir, 1).exists());
 }
 
