@@ -33,7 +33,7 @@ pub struct Rung {
     pub elo: f64,
     pub lo: f64,
     pub hi: f64,
-    /// Wall-clock time of the run up to this generation times its threads.
+    /// CPU-hours of the run up to this generation ([`cumulative_cpu_hours`]).
     pub cpu_hours: f64,
 }
 
@@ -84,22 +84,18 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     let report = arena::tournament::run(&t, show_progress)?;
     print!("{}", arena::report::table(&report));
 
-    // CPU-hours: each generation's self-play, training and evaluation wall time, times
-    // the run's threads (the loop keeps every thread busy). Runs from before evaluation
-    // was timed count self-play and training only.
-    // The teacher stage (its games and generation 0's training) comes first.
     let teacher: Option<teacher::TeacherSummary> = read_json(&run.teacher().join("summary.json")).ok().flatten();
     let tr0: Option<TrainSummary> = read_json(&run.train_report(0)).ok().flatten();
-    let mut total = teacher.map(|t| t.seconds).unwrap_or(0.0) + tr0.map(|t| t.seconds).unwrap_or(0.0);
-    let mut cpu_hours = vec![total * cfg.threads as f64 / 3600.0];
+    let mut generation_seconds = Vec::new();
     for g in 1..=last {
         // A report that is missing or unreadable counts as no time.
         let sp: Option<SelfplaySummary> = read_json(&run.selfplay_summary(g)).ok().flatten();
         let tr: Option<TrainSummary> = read_json(&run.train_report(g)).ok().flatten();
         let ev: Option<EvalSummary> = read_json(&run.eval_report(g)).ok().flatten();
-        total += sp.map(|s| s.seconds).unwrap_or(0.0) + tr.map(|t| t.seconds).unwrap_or(0.0) + ev.map(|e| e.seconds).unwrap_or(0.0);
-        cpu_hours.push(total * cfg.threads as f64 / 3600.0);
+        generation_seconds.push(sp.map(|s| s.seconds).unwrap_or(0.0) + tr.map(|t| t.seconds).unwrap_or(0.0) + ev.map(|e| e.seconds).unwrap_or(0.0));
     }
+    let cpu_hours =
+        cumulative_cpu_hours(teacher.map(|t| t.cpu_seconds).unwrap_or(0.0), tr0.map(|t| t.seconds).unwrap_or(0.0), &generation_seconds, cfg.threads);
     let mut rungs = Vec::new();
     for &g in &gens {
         let name = format!("gen-{g}");
@@ -145,9 +141,38 @@ fn archive_if_players_changed(dir: &Path, t: &TournamentConfig) -> Result<()> {
     Ok(())
 }
 
+/// CPU-hours spent up to each generation (index 0: the teacher stage). The teacher's games
+/// count their threads' busy seconds as the stage measured them (it may have run on fewer
+/// threads than the loop); generation 0's training and each later generation's
+/// self-play, training and evaluation count wall seconds times the run's threads (the loop
+/// keeps every thread busy). Runs from before evaluation was timed count self-play and
+/// training only.
+fn cumulative_cpu_hours(teacher_thread_seconds: f64, gen0_train_seconds: f64, generation_seconds: &[f64], threads: usize) -> Vec<f64> {
+    let threads = threads as f64;
+    let mut total = teacher_thread_seconds + gen0_train_seconds * threads;
+    let mut hours = vec![total / 3600.0];
+    for s in generation_seconds {
+        total += s * threads;
+        hours.push(total / 3600.0);
+    }
+    hours
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_teacher_on_one_thread_counts_its_own_thread_time_and_the_loop_its_threads() {
+        // The teacher's games: 1,163 s on one thread; generation 0's training 511 s and
+        // generations 1 and 2 100 s and 200 s of wall time on two threads.
+        let h = cumulative_cpu_hours(1163.0, 511.0, &[100.0, 200.0], 2);
+        let want = [(1163.0 + 1022.0) / 3600.0, (2185.0 + 200.0) / 3600.0, (2385.0 + 400.0) / 3600.0];
+        assert_eq!(h.len(), 3);
+        for (got, want) in h.iter().zip(want) {
+            assert!((got - want).abs() < 1e-12, "{got} != {want}");
+        }
+    }
 
     #[test]
     fn a_ladder_of_other_generations_is_kept_aside_and_one_of_the_same_is_extended() {
