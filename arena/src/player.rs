@@ -101,15 +101,39 @@ pub struct SearchPlayer {
     evaluator: Arc<dyn Evaluator<Game>>,
     config: SearchConfig,
     slots: Vec<Option<Pending>>,
+    /// Each slot's last finished search, whose subtree the next move's search starts from
+    /// (`reuse`); `None` when reuse is off or the slot's game changed.
+    kept: Vec<Option<Search<Game>>>,
+    reuse: bool,
     seed: u64,
     /// Simulations per second measured on earlier moves, for time-limited searches.
     sims_per_second: f64,
 }
 
 impl SearchPlayer {
-    /// `config` should be an evaluation configuration (no noise, greedy choice).
-    pub fn new(name: &str, evaluator: Arc<dyn Evaluator<Game>>, config: SearchConfig, seed: u64) -> SearchPlayer {
-        SearchPlayer { name: name.to_string(), evaluator, config, slots: Vec::new(), seed, sims_per_second: 500.0 }
+    /// `config` should be an evaluation configuration (no noise, greedy choice). With
+    /// `reuse`, each search starts from the subtree of the slot's previous one when the
+    /// game went on from it (as Leela Chess Zero and dlshogi keep their trees): its budget
+    /// is new simulations on top of the reused ones.
+    pub fn new(name: &str, evaluator: Arc<dyn Evaluator<Game>>, config: SearchConfig, seed: u64, reuse: bool) -> SearchPlayer {
+        SearchPlayer { name: name.to_string(), evaluator, config, slots: Vec::new(), kept: Vec::new(), reuse, seed, sims_per_second: 500.0 }
+    }
+
+    /// The slot's kept search moved on to `game`'s position, if `game` continues its root's
+    /// game (the same start, its moves and then more).
+    fn reused_search(&mut self, slot: usize, game: &Game) -> Option<Search<Game>> {
+        let mut search = self.kept.get_mut(slot)?.take()?;
+        let (old, new) = (search.root().moves(), game.moves());
+        if new.len() <= old.len() || new[..old.len()] != *old || search.root().start().to_sfen() != game.start().to_sfen() {
+            return None;
+        }
+        for &m in &new[old.len()..] {
+            if !search.root().legal_moves().contains(&m) {
+                return None;
+            }
+            search.advance(m);
+        }
+        Some(search)
     }
 
     fn slot(&mut self, slot: usize) -> &mut Option<Pending> {
@@ -141,11 +165,17 @@ impl Player for SearchPlayer {
 
     fn new_game(&mut self, slot: usize) -> Result<(), Fault> {
         *self.slot(slot) = None;
+        if let Some(k) = self.kept.get_mut(slot) {
+            *k = None;
+        }
         Ok(())
     }
 
-    fn new_job(&mut self, _slot: usize, seed: u64) {
+    fn new_job(&mut self, slot: usize, seed: u64) {
         self.seed = seed;
+        if let Some(k) = self.kept.get_mut(slot) {
+            *k = None;
+        }
     }
 
     fn go(&mut self, slot: usize, game: &Game, clock: &ClockView) {
@@ -167,7 +197,13 @@ impl Player for SearchPlayer {
             }
         }
         self.seed = self.seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let search = Search::with_seed(game.clone(), config, self.seed);
+        let search = match self.reused_search(slot, game) {
+            Some(mut s) => {
+                *s.config_mut() = config;
+                s
+            }
+            None => Search::with_seed(game.clone(), config, self.seed),
+        };
         *self.slot(slot) = Some(Pending { search, started: now, deadline });
     }
 
@@ -215,6 +251,12 @@ impl Player for SearchPlayer {
                 Some(m) => Reply::Move(m, thought),
                 None => Reply::Resign,
             };
+            if self.reuse {
+                if self.kept.len() <= i {
+                    self.kept.resize_with(i + 1, || None);
+                }
+                self.kept[i] = Some(p.search);
+            }
             out.push(Answer { slot: i, reply });
         }
     }
@@ -456,5 +498,69 @@ impl Player for UsiPlayer {
 
     fn last_output(&mut self, slot: usize) -> Vec<String> {
         self.slot(slot).engine.as_ref().map(|e| e.last_output()).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rules::{Position, Variant};
+    use search::UniformEvaluator;
+
+    fn answer(p: &mut SearchPlayer, game: &Game) -> Move {
+        p.go(0, game, &ClockView { limit: Limit::Nodes(64), remaining_ms: [0, 0] });
+        let mut out = Vec::new();
+        while out.is_empty() {
+            p.poll(Duration::ZERO, &mut out);
+        }
+        match out.pop().unwrap().reply {
+            Reply::Move(m, _) => m,
+            r => panic!("no move: {r:?}"),
+        }
+    }
+
+    /// Root visits of the slot's pending search after `go` (before any new simulation).
+    fn root_visits_at_go(p: &mut SearchPlayer, game: &Game) -> u32 {
+        p.go(0, game, &ClockView { limit: Limit::Nodes(64), remaining_ms: [0, 0] });
+        p.slots[0].as_ref().unwrap().search.result().visits.iter().sum()
+    }
+
+    /// The opponent's reply the previous search visited most, so that its subtree exists.
+    fn most_visited_reply(p: &SearchPlayer, game: &Game, mine: Move) -> Move {
+        let kept = p.kept[0].as_ref().expect("the finished search is kept");
+        let replies = kept.node_visits(&[mine]).expect("our move was searched");
+        let (m, n) = replies.into_iter().max_by_key(|&(_, n)| n).unwrap();
+        assert!(n > 0 && kept.root().moves() == game.moves());
+        m
+    }
+
+    #[test]
+    fn a_search_goes_on_from_the_subtree_of_the_players_previous_one() {
+        let v = Variant::builtin("minishogi").unwrap();
+        let cfg = SearchConfig { simulations: 64, ..SearchConfig::puct(64).for_evaluation() };
+        let mut game = Game::new(Position::start(v), None);
+        let mut p = SearchPlayer::new("t", Arc::new(UniformEvaluator), cfg.clone(), 1, true);
+        let mine = answer(&mut p, &game);
+        let reply = most_visited_reply(&p, &game, mine);
+        game.play(mine).unwrap();
+        game.play(reply).unwrap();
+        let reused = root_visits_at_go(&mut p, &game);
+        assert!(reused > 0, "the new root starts with the visits its subtree had");
+
+        // Off: every search starts from nothing.
+        let mut q = SearchPlayer::new("t", Arc::new(UniformEvaluator), cfg.clone(), 1, false);
+        let start = Game::new(Position::start(v), None);
+        answer(&mut q, &start);
+        assert!(q.kept.iter().all(Option::is_none));
+        assert_eq!(root_visits_at_go(&mut q, &game), 0);
+
+        // A new game, or a position that does not continue the kept root, starts afresh.
+        let mut r = SearchPlayer::new("t", Arc::new(UniformEvaluator), cfg, 1, true);
+        answer(&mut r, &start);
+        r.new_game(0).unwrap();
+        assert_eq!(root_visits_at_go(&mut r, &game), 0);
+        let mut s = SearchPlayer::new("t", Arc::new(UniformEvaluator), SearchConfig::puct(64).for_evaluation(), 1, true);
+        answer(&mut s, &game);
+        assert_eq!(root_visits_at_go(&mut s, &start), 0, "an earlier position is not a continuation");
     }
 }

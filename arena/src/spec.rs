@@ -95,6 +95,10 @@ pub struct PlayerSpec {
     pub root_policy: RootPolicy,
     pub gumbel_m: Option<usize>,
     pub c_puct: Option<f32>,
+    /// `ptemp=T`: the search's policy softmax temperature.
+    pub policy_temperature: Option<f32>,
+    /// `reuse=on`: each search starts from the subtree of the player's previous one.
+    pub reuse_tree: bool,
     /// `mate=on`: the one-ply mate check at the search's leaves.
     pub mate_in_one: bool,
     /// `mate3=D`: the three-ply mate check at the nodes up to depth D.
@@ -180,7 +184,7 @@ fn fields(text: &str) -> Result<Vec<Field>, String> {
 /// between ordinary scores and mate scores, so noise never hides a mate.
 pub const MAX_BASELINE_NOISE_CP: f64 = 1000.0;
 
-const KNOWN_KEYS: [&str; 24] = [
+const KNOWN_KEYS: [&str; 26] = [
     "name",
     "nodes",
     "sims",
@@ -195,6 +199,8 @@ const KNOWN_KEYS: [&str; 24] = [
     "policy",
     "gumbel_m",
     "c_puct",
+    "ptemp",
+    "reuse",
     "mate",
     "mate3",
     "tt",
@@ -252,11 +258,22 @@ impl PlayerSpec {
         let c_puct = get("c_puct")
             .map(|v| v.parse::<f32>().ok().filter(|x| x.is_finite() && *x > 0.0).ok_or_else(|| err(format!("c_puct={v}: expected a number > 0"))))
             .transpose()?;
-        let mate_in_one = match get("mate").as_deref() {
-            None | Some("off") | Some("0") | Some("false") => false,
-            Some("on") | Some("1") | Some("true") => true,
-            Some(x) => return Err(err(format!("mate={x}: expected on or off"))),
+        let policy_temperature = get("ptemp")
+            .map(|v| v.parse::<f32>().ok().filter(|x| x.is_finite() && *x > 0.0).ok_or_else(|| err(format!("ptemp={v}: expected a temperature > 0"))))
+            .transpose()?;
+        if policy_temperature.is_some() && !matches!(kind, Kind::Checkpoint(_) | Kind::Uniform) {
+            return Err(err(format!("ptemp is a search setting: {kind_name} has no search")));
+        }
+        let switch = |key: &str| match get(key).as_deref() {
+            None | Some("off") | Some("0") | Some("false") => Ok(false),
+            Some("on") | Some("1") | Some("true") => Ok(true),
+            Some(x) => Err(err(format!("{key}={x}: expected on or off"))),
         };
+        let reuse_tree = switch("reuse")?;
+        if reuse_tree && !matches!(kind, Kind::Checkpoint(_) | Kind::Uniform) {
+            return Err(err(format!("reuse=on keeps a search tree: {kind_name} has none")));
+        }
+        let mate_in_one = switch("mate")?;
         if mate_in_one && !matches!(kind, Kind::Checkpoint(_) | Kind::Uniform) {
             return Err(err(format!("mate=on is a search setting: {kind_name} has no search to check")));
         }
@@ -332,6 +349,8 @@ impl PlayerSpec {
             root_policy,
             gumbel_m,
             c_puct,
+            policy_temperature,
+            reuse_tree,
             mate_in_one,
             mate_in_three_depth,
             tt_entries,
@@ -474,6 +493,9 @@ impl PlayerFactory {
         if let Some(x) = self.spec.c_puct {
             c.c_puct = x;
         }
+        if let Some(t) = self.spec.policy_temperature {
+            c.policy_temperature = t;
+        }
         c.mate_in_one = self.spec.mate_in_one;
         c.mate_in_three_depth = self.spec.mate_in_three_depth;
         if let Some(x) = self.spec.noise {
@@ -492,7 +514,7 @@ impl PlayerFactory {
         match &self.spec.kind {
             Kind::Checkpoint(_) | Kind::Uniform => {
                 let eval = self.evaluator.clone().expect("search players have an evaluator");
-                Box::new(SearchPlayer::new(name, eval, self.search_config(), seed))
+                Box::new(SearchPlayer::new(name, eval, self.search_config(), seed, self.spec.reuse_tree))
             }
             Kind::Random => Box::new(BaselinePlayer::new(name, Box::new(move |slot: u64| Box::new(Random::new(seed ^ slot)) as Box<dyn Baseline>))),
             Kind::Greedy => {
@@ -653,6 +675,10 @@ mod tests {
             ("alphabeta,mate3=1", "alphabeta has no search"),
             ("uniform,sims=8,c_puct=NaN", "expected a number > 0"),
             ("uniform,sims=8,c_puct=-1", "expected a number > 0"),
+            ("uniform,sims=8,ptemp=0", "expected a temperature > 0"),
+            ("alphabeta,depth=2,ptemp=1.5", "ptemp is a search setting"),
+            ("uniform,sims=8,reuse=maybe", "expected on or off"),
+            ("greedy,reuse=on", "keeps a search tree"),
             ("alphabeta,tt=0", "entries in 1..="),
             ("alphabeta,tt=99999999999", "entries in 1..="),
             ("greedy,mate=on", "greedy has no search"),

@@ -216,6 +216,7 @@ pub fn serve(setup: EngineSetup, input: impl BufRead, output: Box<dyn Write + Se
 /// The thinking thread: runs one search at a time, answers `stop` and `ponderhit`.
 fn think_loop(mut player: Box<dyn Player>, rx: Receiver<ToWorker>, out: Out, infinite_ms: u64) {
     let mut answers: Vec<Answer> = Vec::new();
+    let mut last: Option<Game> = None;
     loop {
         let Ok(msg) = rx.recv() else { return };
         let (game, view, mut hold, ponder_view) = match msg {
@@ -224,7 +225,15 @@ fn think_loop(mut player: Box<dyn Player>, rx: Receiver<ToWorker>, out: Out, inf
             _ => continue,
         };
         let started = Instant::now();
-        let _ = player.new_game(0);
+        // A position that goes on from the last one is the same game (a search player may
+        // keep its tree); anything else starts a new one.
+        let continues = last
+            .as_ref()
+            .is_some_and(|l| game.moves().len() > l.moves().len() && game.moves().starts_with(l.moves()) && game.start().to_sfen() == l.start().to_sfen());
+        if !continues {
+            let _ = player.new_game(0);
+        }
+        last = Some((*game).clone());
         // While pondering or searching infinitely, think without a clock until told. A
         // ponder search with a node or depth budget keeps it: that budget is the whole
         // search, whose answer waits for `ponderhit` (no clock could stop it after).

@@ -241,6 +241,10 @@ enum Command {
         /// (`qmix=` of an arena player, at `qscale=1000`); 0 plays the network's value alone.
         #[arg(long, default_value_t = 0.5)]
         qmix: f32,
+        /// With a model: each search starts from the subtree of the previous move's when the
+        /// game goes on from it (`reuse=on` of an arena player); `off`: every search afresh.
+        #[arg(long, default_value = "on", value_parser = ["on", "off"])]
+        reuse: String,
     },
     /// Balance research: each strength tier against itself from each start of the
     /// variant's start family; Black's score with intervals, significance tests between
@@ -781,18 +785,19 @@ fn run(cli: Cli) -> Result<()> {
             print!("{}", arena::report::table(&report));
             println!("results in {}", cfg.out_dir.display());
         }
-        Command::Usi { model, player, variant, nodes, mate_check, qmix } => {
-            let mix = if qmix > 0.0 { format!(",qmix={qmix},qscale=1000") } else { String::new() };
+        Command::Usi { model, player, variant, nodes, mate_check, qmix, reuse } => {
+            let qmix = if qmix > 0.0 { format!(",qmix={qmix},qscale=1000") } else { String::new() };
+            let search = format!("{qmix},reuse={reuse}");
             let mate_check = if mate_check == "3" { "on,mate3=all".to_string() } else { mate_check };
             let text = match (model, player) {
                 // Quoted: a directory's name may hold the spec's commas, `=` or `:`.
                 (Some(m), _) => {
                     let dir = m.to_str().with_context(|| format!("--model {}: the path is not UTF-8", m.display()))?;
-                    format!("checkpoint:{},mate={mate_check}{mix}", arena::spec::quote(dir))
+                    format!("checkpoint:{},mate={mate_check}{search}", arena::spec::quote(dir))
                 }
                 (None, Some(p)) => p,
                 // The variant's shipped model (models/<variant>).
-                (None, None) => format!("checkpoint,mate={mate_check}{mix}"),
+                (None, None) => format!("checkpoint,mate={mate_check}{search}"),
             };
             let spec = arena::PlayerSpec::parse(&text)?;
             let setup = arena::usi_server::EngineSetup { spec, variant: variant.variant.clone(), options: variant.options.clone(), default_nodes: nodes };

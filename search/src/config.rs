@@ -77,6 +77,11 @@ pub struct SearchConfig {
     /// costs about a tenth of a network call at batch 1. `None`: off (the default). Turns
     /// the one-ply check on too; needs `solver`.
     pub mate_in_three_depth: Option<u16>,
+    /// Policy softmax temperature T: each node's priors become π(a)^(1/T) / Σ_b π(b)^(1/T)
+    /// when it is expanded (1: the evaluator's priors). T > 1 flattens a confident policy so
+    /// that moves it rates low (a refutation it does not see) still get visits, as Leela
+    /// Chess Zero's `PolicyTemperature` and dlshogi's `Softmax_Temperature` do.
+    pub policy_temperature: f32,
 }
 
 impl Default for SearchConfig {
@@ -98,6 +103,7 @@ impl Default for SearchConfig {
             solver: true,
             mate_in_one: false,
             mate_in_three_depth: None,
+            policy_temperature: 1.0,
         }
     }
 }

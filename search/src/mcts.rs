@@ -48,6 +48,11 @@
 //! - Target: N(a) / ΣN. Move: sampled with p(a) ∝ N(a)^(1/τ); τ = 0 plays the most
 //!   visited (ties: higher Q, then higher prior).
 //!
+//! # Policy temperature (both policies, `policy_temperature` = T)
+//! A node's priors are π(a)^(1/T) / Σ_b π(b)^(1/T) of the evaluator's (T = 1: unchanged);
+//! as Leela Chess Zero's `PolicyTemperature` and dlshogi's `Softmax_Temperature`, which
+//! ship T > 1 (dlshogi 1.74).
+//!
 //! # Solver (both policies, `solver = true`)
 //! A node with a child whose exact value is +1 for the node's mover is proven +1; a node
 //! whose children all have exact values is proven at their maximum. A simulation reaching
@@ -397,24 +402,13 @@ impl<G: SearchGame> Search<G> {
     pub fn apply(&mut self, eval: Evaluation) {
         let p = self.pending.take().expect("apply called without a pending leaf");
         assert_eq!(eval.priors.len(), p.moves.len(), "evaluation has {} priors for {} moves", eval.priors.len(), p.moves.len());
-        let mut sum = 0.0f64;
-        for &x in &eval.priors {
-            if x.is_finite() && x > 0.0 {
-                sum += x as f64;
-            }
-        }
+        let exponent = 1.0 / self.config.policy_temperature as f64;
+        let tempered = |x: f32| if x.is_finite() && x > 0.0 { (x as f64).powf(exponent) } else { 0.0 };
+        let sum: f64 = eval.priors.iter().map(|&x| tempered(x)).sum();
         let uniform = 1.0 / p.moves.len() as f32;
         let first = self.edges.len() as u32;
         self.edges.extend(p.moves.iter().zip(&eval.priors).map(|(&mv, &x)| {
-            let prior = if sum > 0.0 {
-                if x.is_finite() && x > 0.0 {
-                    (x as f64 / sum) as f32
-                } else {
-                    0.0
-                }
-            } else {
-                uniform
-            };
+            let prior = if sum > 0.0 { (tempered(x) / sum) as f32 } else { uniform };
             Edge { mv, prior, logit: prior.max(MIN_PRIOR).ln(), visits: 0, value_sum: 0.0, child: NONE }
         }));
         let value = if eval.value.is_finite() { eval.value.clamp(-1.0, 1.0) } else { 0.0 };
