@@ -50,8 +50,8 @@
 //!
 //! # Policy temperature (both policies, `policy_temperature` = T)
 //! A node's priors are π(a)^(1/T) / Σ_b π(b)^(1/T) of the evaluator's (T = 1: unchanged);
-//! as Leela Chess Zero's `PolicyTemperature` and dlshogi's `Softmax_Temperature`, which
-//! ship T > 1 (dlshogi 1.74).
+//! as Leela Chess Zero's `PolicyTemperature` and dlshogi's `Softmax_Temperature` options
+//! (Leela's default is above 1).
 //!
 //! # Solver (both policies, `solver = true`)
 //! A node with a child whose exact value is +1 for the node's mover is proven +1; a node
