@@ -123,14 +123,11 @@ impl SearchPlayer {
     /// game (the same start, its moves and then more).
     fn reused_search(&mut self, slot: usize, game: &Game) -> Option<Search<Game>> {
         let mut search = self.kept.get_mut(slot)?.take()?;
-        let (old, new) = (search.root().moves(), game.moves());
-        if new.len() <= old.len() || new[..old.len()] != *old || search.root().start().to_sfen() != game.start().to_sfen() {
+        if !game.continues(search.root()) {
             return None;
         }
-        for &m in &new[old.len()..] {
-            if !search.root().legal_moves().contains(&m) {
-                return None;
-            }
+        // Legal at each root: `game` played them from the same position.
+        for &m in &game.moves()[search.root().ply()..] {
             search.advance(m);
         }
         Some(search)

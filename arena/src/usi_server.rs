@@ -227,10 +227,7 @@ fn think_loop(mut player: Box<dyn Player>, rx: Receiver<ToWorker>, out: Out, inf
         let started = Instant::now();
         // A position that goes on from the last one is the same game (a search player may
         // keep its tree); anything else starts a new one.
-        let continues = last
-            .as_ref()
-            .is_some_and(|l| game.moves().len() > l.moves().len() && game.moves().starts_with(l.moves()) && game.start().to_sfen() == l.start().to_sfen());
-        if !continues {
+        if !last.as_ref().is_some_and(|l| game.continues(l)) {
             let _ = player.new_game(0);
         }
         last = Some((*game).clone());

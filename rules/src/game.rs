@@ -113,6 +113,11 @@ impl Game {
     pub fn ply(&self) -> usize {
         self.moves.len()
     }
+    /// Whether this game is `earlier` played on: the same start, `earlier`'s moves, then
+    /// at least one more (what a search keeps its tree across).
+    pub fn continues(&self, earlier: &Game) -> bool {
+        self.moves.len() > earlier.moves.len() && self.moves.starts_with(&earlier.moves) && self.start.to_sfen() == earlier.start.to_sfen()
+    }
     pub fn max_plies(&self) -> u32 {
         self.max_plies
     }
@@ -385,5 +390,31 @@ impl HandMatch {
 
     pub fn hands_played(&self) -> usize {
         self.hands.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Variant;
+
+    #[test]
+    fn a_game_continues_only_its_own_earlier_moves_from_the_same_start() {
+        let v = Variant::builtin("shogi").unwrap();
+        let start = Game::new(Position::start(v), None);
+        let mut one = start.clone();
+        one.play_usi("7g7f").unwrap();
+        let mut two = one.clone();
+        two.play_usi("3c3d").unwrap();
+        let mut other = start.clone();
+        other.play_usi("2g2f").unwrap();
+        other.play_usi("3c3d").unwrap();
+        assert!(one.continues(&start) && two.continues(&start) && two.continues(&one));
+        assert!(!one.continues(&one), "the same position is not played on");
+        assert!(!start.continues(&one) && !other.continues(&one));
+        let elsewhere = Game::new(Position::from_sfen(v, "4k4/9/9/9/9/9/9/9/4K4 b - 1").unwrap(), None);
+        let mut moved = elsewhere.clone();
+        moved.play_usi("5i5h").unwrap();
+        assert!(moved.continues(&elsewhere) && !moved.continues(&start), "another start is another game");
     }
 }

@@ -403,7 +403,12 @@ impl<G: SearchGame> Search<G> {
         let p = self.pending.take().expect("apply called without a pending leaf");
         assert_eq!(eval.priors.len(), p.moves.len(), "evaluation has {} priors for {} moves", eval.priors.len(), p.moves.len());
         let exponent = 1.0 / self.config.policy_temperature as f64;
-        let tempered = |x: f32| if x.is_finite() && x > 0.0 { (x as f64).powf(exponent) } else { 0.0 };
+        // No `powf` per move at the default T = 1: this runs at every expansion.
+        let tempered = |x: f32| match x.is_finite() && x > 0.0 {
+            false => 0.0,
+            true if exponent == 1.0 => x as f64,
+            true => (x as f64).powf(exponent),
+        };
         let sum: f64 = eval.priors.iter().map(|&x| tempered(x)).sum();
         let uniform = 1.0 / p.moves.len() as f32;
         let first = self.edges.len() as u32;
