@@ -230,7 +230,6 @@ fn think_loop(mut player: Box<dyn Player>, rx: Receiver<ToWorker>, out: Out, inf
         if !last.as_ref().is_some_and(|l| game.continues(l)) {
             let _ = player.new_game(0);
         }
-        last = Some((*game).clone());
         // While pondering or searching infinitely, think without a clock until told. A
         // ponder search with a node or depth budget keeps it: that budget is the whole
         // search, whose answer waits for `ponderhit` (no clock could stop it after).
@@ -288,6 +287,7 @@ fn think_loop(mut player: Box<dyn Player>, rx: Receiver<ToWorker>, out: Out, inf
             Reply::Declare => say(&out, "bestmove win"),
             Reply::Resign | Reply::Fault(_) => say(&out, "bestmove resign"),
         }
+        last = Some(*game);
     }
 }
 
