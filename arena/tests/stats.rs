@@ -838,3 +838,47 @@ fn random_round_robins_meet_the_likelihood_equations() {
     assert_eq!(order, expected);
     assert!(list.entries.iter().all(|r| r.elo.is_finite() && r.lo.is_finite() && r.hi.is_finite()));
 }
+
+/// Student's t two-sided 95% quantiles against the printed table (Abramowitz & Stegun,
+/// Table 26.10, Q = 0.05): ν = 1, 2, 3, 5, 10, 30.
+#[test]
+fn student_t_quantiles_match_the_printed_table() {
+    for (nu, want) in [(1, 12.706), (2, 4.303), (3, 3.182), (5, 2.571), (10, 2.228), (30, 2.042)] {
+        let got = student_t_quantile(0.95, nu);
+        assert!((got - want).abs() < 5e-4, "ν = {nu}: {got} against {want}");
+    }
+    // ν = 1 is Cauchy: P(|T| ≤ 1) = 2·atan(1)/π = 1/2 exactly.
+    assert!((student_t_quantile(0.5, 1) - 1.0).abs() < 1e-9);
+}
+
+/// Weighted least squares by hand.
+/// (0, 0), (1, 1), (2, 3), all σ = 1: x̄ = 1, ȳ = 4/3, Sxx = 2, Sxy = 3, slope 3/2,
+/// intercept −1/6, residuals 1/6, −1/3, 1/6, χ² = 1/6 on one degree of freedom: R ≤ 1,
+/// so the normal interval 1.5 ± 1.959964·√(1/2) = 1.5 ± 1.385904.
+/// The same points with σ = 0.1: χ² = 100/6, R = 16.67, so t(ν = 1) = 12.7062 and
+/// 1.5 ± 12.7062·√(16.667/200) = 1.5 ± 3.6680.
+/// (0, 0, σ 1), (1, 2, σ 0.5), (2, 2, σ 1): weights 1, 4, 1, x̄ = 1, ȳ = 5/3, Sxx = 2,
+/// Sxy = 2, slope 1, intercept 2/3, χ² = 4/9 + 4·1/9 + 4/9 = 4/3: 1 ± 12.7062·√(2/3).
+#[test]
+fn a_weighted_line_by_hand() {
+    let close = |a: f64, b: f64, tol: f64| assert!((a - b).abs() < tol, "{a} != {b}");
+    let f = fit_line(&[(0.0, 0.0, 1.0), (1.0, 1.0, 1.0), (2.0, 3.0, 1.0)], 0.95).unwrap();
+    close(f.slope, 1.5, 1e-12);
+    close(f.intercept, -1.0 / 6.0, 1e-12);
+    close(f.birge_ratio, 1.0 / 6.0, 1e-12);
+    close(f.slope_lo, 1.5 - 1.385904, 1e-5);
+    close(f.slope_hi, 1.5 + 1.385904, 1e-5);
+    let f = fit_line(&[(0.0, 0.0, 0.1), (1.0, 1.0, 0.1), (2.0, 3.0, 0.1)], 0.95).unwrap();
+    close(f.slope_hi - f.slope, 3.6680, 1e-3);
+    let f = fit_line(&[(0.0, 0.0, 1.0), (1.0, 2.0, 0.5), (2.0, 2.0, 1.0)], 0.95).unwrap();
+    close(f.slope, 1.0, 1e-12);
+    close(f.intercept, 2.0 / 3.0, 1e-12);
+    close(f.slope_hi - f.slope, 12.7062 * (2.0f64 / 3.0).sqrt(), 1e-3);
+    // Two points: the line through them and the normal interval from their errors,
+    // √(σ₁² + σ₂²)/Δx = √2/2 · 1.959964.
+    let f = fit_line(&[(0.0, 0.0, 1.0), (2.0, 1.0, 1.0)], 0.95).unwrap();
+    close(f.slope, 0.5, 1e-12);
+    close(f.slope_hi - f.slope, 1.959964 * 2f64.sqrt() / 2.0, 1e-5);
+    assert!(fit_line(&[(1.0, 0.0, 1.0), (1.0, 3.0, 1.0)], 0.95).is_none(), "one x: no slope");
+    assert!(fit_line(&[(1.0, 0.0, 1.0), (2.0, 3.0, 0.0)], 0.95).is_none(), "a point without an error is not used");
+}

@@ -7,7 +7,7 @@
 //! `plots/ladder.svg` (Elo by generation) and `plots/ladder-cpu.svg` (Elo by CPU-hours).
 
 use crate::config::RunConfig;
-use crate::run_dir::{read_json, EvalSummary, RunDir, SelfplaySummary, TrainSummary};
+use crate::run_dir::{read_json, write_json, EvalSummary, RunDir, SelfplaySummary, TrainSummary};
 use anyhow::{bail, Context, Result};
 use arena::plot::band_chart;
 use arena::tournament::{Mode, OpeningsConfig, TournamentConfig};
@@ -121,8 +121,25 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     for r in &rungs {
         println!("{:>10} {:>+8.0} {:>18} {:>10.2}", r.generation, r.elo, format!("[{:+.0}, {:+.0}]", r.lo, r.hi), r.cpu_hours);
     }
+    let trend = self_play_trend(&rungs);
+    if let Some(t) = &trend {
+        println!(
+            "Elo per CPU-hour over the self-play generations ({} rated): {:+.0} [{:+.0}, {:+.0}] (95%; weighted least squares, chi2/dof {:.2})",
+            t.points, t.slope, t.slope_lo, t.slope_hi, t.birge_ratio
+        );
+    }
+    write_json(&dir.join("trend.json"), &trend)?;
     println!("written: {}, {}, {}", dir.join("ladder.tsv").display(), plots.join("ladder.svg").display(), plots.join("ladder-cpu.svg").display());
     Ok(rungs)
+}
+
+/// How fast the self-play generations (1 on; generation 0 is the teacher's or the start
+/// model) rise with compute: a weighted line of Elo against CPU-hours, each rung weighted
+/// by its interval ([`arena::stats::fit_line`]). `None` with fewer than two of them.
+fn self_play_trend(rungs: &[Rung]) -> Option<arena::stats::LineFit> {
+    let z = arena::stats::normal_quantile(0.975);
+    let points: Vec<(f64, f64, f64)> = rungs.iter().filter(|r| r.generation >= 1).map(|r| (r.cpu_hours, r.elo, (r.hi - r.lo) / (2.0 * z))).collect();
+    arena::stats::fit_line(&points, 0.95)
 }
 
 /// A ladder rated before the run had its latest generations (or with other players)
@@ -172,6 +189,17 @@ mod tests {
         for (got, want) in h.iter().zip(want) {
             assert!((got - want).abs() < 1e-12, "{got} != {want}");
         }
+    }
+
+    /// Generation 0 (the teacher's model, far above here) takes no part in the self-play
+    /// trend: generations 1 and 2 alone give the line through them, 100 Elo per CPU-hour.
+    #[test]
+    fn the_trend_is_of_the_self_play_generations() {
+        let rung = |generation, cpu_hours, elo: f64| Rung { generation, elo, lo: elo - 50.0, hi: elo + 50.0, cpu_hours };
+        let t = self_play_trend(&[rung(0, 0.5, 1000.0), rung(1, 1.0, 0.0), rung(2, 2.0, 100.0)]).unwrap();
+        assert_eq!(t.points, 2);
+        assert!((t.slope - 100.0).abs() < 1e-9, "{}", t.slope);
+        assert!(self_play_trend(&[rung(0, 0.5, 1000.0), rung(1, 1.0, 0.0)]).is_none());
     }
 
     #[test]

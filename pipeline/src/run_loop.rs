@@ -272,6 +272,19 @@ fn resume_from_last_model(run: &RunDir, cfg: &RunConfig, g: u32) -> Result<()> {
     Ok(())
 }
 
+/// The training settings of generation `g`: the teacher's for generation 0 (its steps,
+/// learning rate, decay and value share), the `[training]` section's after.
+fn generation_training(cfg: &RunConfig, g: u32) -> trainer::TrainerConfig {
+    let mut config = cfg.training.clone();
+    if g == 0 {
+        config.steps_per_generation = cfg.teacher.steps;
+        config.learning_rate = cfg.teacher.learning_rate.unwrap_or(cfg.training.learning_rate);
+        config.search_value_share = cfg.teacher.value_share;
+        config.final_lr_fraction = cfg.teacher.final_lr_fraction;
+    }
+    config
+}
+
 /// Trains generation `g` on `shards` (its window) into `models/gen-NNNN/`, or reads the
 /// report of a generation already trained.
 pub fn train_generation_on(run: &RunDir, cfg: &RunConfig, g: u32, shards: Vec<PathBuf>, show: bool) -> Result<TrainSummary> {
@@ -287,12 +300,7 @@ pub fn train_generation_on(run: &RunDir, cfg: &RunConfig, g: u32, shards: Vec<Pa
         pb.set_position(s as u64);
         pb.set_message(format!("loss {:.3} (policy {:.3}, value {:.3})", l.total, l.policy, l.value));
     };
-    let mut config = cfg.training.clone();
-    if g == 0 {
-        config.steps_per_generation = cfg.teacher.steps;
-        config.search_value_share = cfg.teacher.value_share;
-        config.final_lr_fraction = cfg.teacher.final_lr_fraction;
-    }
+    let config = generation_training(cfg, g);
     let job = trainer::TrainJob {
         variant: cfg.variant()?,
         config,
@@ -302,6 +310,7 @@ pub fn train_generation_on(run: &RunDir, cfg: &RunConfig, g: u32, shards: Vec<Pa
         checkpoint: run.checkpoint(),
         export_dir: run.model(g),
         seed: cfg.seed,
+        teacher_value_share: (cfg.teacher.enabled() && cfg.teacher.keep_value_share).then_some(cfg.teacher.value_share),
         on_step: Some(&on_step),
         stop_after: None,
     };
@@ -486,6 +495,20 @@ pub fn bench_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, games: u32) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Generation 0 learns from the teacher at the teacher's rate (or the training rate
+    /// where a config has none), every later generation at the training rate.
+    #[test]
+    fn the_teacher_stage_trains_at_its_own_rate() {
+        let mut cfg = RunConfig::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/default.toml")).unwrap();
+        cfg.training.learning_rate = 0.0005;
+        cfg.teacher.learning_rate = Some(0.002);
+        let (g0, g1) = (generation_training(&cfg, 0), generation_training(&cfg, 1));
+        assert_eq!((g0.learning_rate, g0.steps_per_generation, g0.search_value_share), (0.002, cfg.teacher.steps, cfg.teacher.value_share));
+        assert_eq!((g1.learning_rate, g1.steps_per_generation), (0.0005, cfg.training.steps_per_generation));
+        cfg.teacher.learning_rate = None;
+        assert_eq!(generation_training(&cfg, 0).learning_rate, 0.0005);
+    }
 
     #[test]
     fn a_run_without_its_checkpoint_goes_on_from_its_last_model() {

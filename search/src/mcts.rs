@@ -221,6 +221,12 @@ pub struct SearchResult<M> {
     /// Root value for the side to move: the exact value if known, else
     /// (v̂ + Σ_a N(a) Q(a)) / (1 + ΣN).
     pub value: f32,
+    /// The value of the training target: Σ_a π(a) · completedQ(a) with π the target
+    /// above (Gumbel: π', unvisited moves completed with v_mix; PUCT: N(a)/ΣN over the
+    /// visited moves); the exact value if known. Sequential Halving spreads a Gumbel
+    /// root's visits over moves it then drops, so the root mean `value` counts them all
+    /// alike; this counts them as the improved policy would play them.
+    pub policy_value: f32,
     /// Exact root value (terminal or proven).
     pub exact: Option<f32>,
     /// N(a), aligned with `policy` (statistics reused from earlier searches included).
@@ -678,7 +684,8 @@ impl<G: SearchGame> Search<G> {
     }
 
     /// σ(q̂(completedQ(a))) for every child of `node`, written to `out`.
-    fn sigma_completed_q(&self, node: u32, out: &mut Vec<f32>) {
+    /// completedQ(a) over the children of `node`, into `out`; returns max_b N(b).
+    fn completed_q(&self, node: u32, out: &mut Vec<f32>) -> u32 {
         let n = self.nodes[node as usize];
         let edges = self.children(node);
         out.clear();
@@ -703,6 +710,11 @@ impl<G: SearchGame> Search<G> {
                 *q = v_mix;
             }
         }
+        max_n
+    }
+
+    fn sigma_completed_q(&self, node: u32, out: &mut Vec<f32>) {
+        let max_n = self.completed_q(node, out);
         let scale = (self.config.c_visit + max_n as f32) * self.config.c_scale;
         match self.config.q_norm {
             QNorm::MinMax => {
@@ -1020,10 +1032,27 @@ impl<G: SearchGame> Search<G> {
                 }
             }
         }
+        let policy_value = match root.exact {
+            Some(v) => v,
+            None if edges.is_empty() || sum_n == 0 => value,
+            None => {
+                let mut q = Vec::new();
+                match self.config.root_policy {
+                    RootPolicy::Gumbel => {
+                        self.completed_q(0, &mut q);
+                    }
+                    // Unvisited moves have no target mass under N(a)/ΣN.
+                    RootPolicy::Puct => q.extend(edges.iter().map(|e| self.q(e, root.to_move).unwrap_or(0.0))),
+                }
+                let v: f64 = target.iter().zip(&q).map(|(&p, &q)| p as f64 * q as f64).sum();
+                v.clamp(-1.0, 1.0) as f32
+            }
+        };
         SearchResult {
             chosen: if self.done { self.chosen } else { self.choose(None) },
             policy: edges.iter().zip(&target).map(|(e, &p)| (e.mv, p)).collect(),
             value,
+            policy_value,
             exact: root.exact,
             visits: edges.iter().map(|e| e.visits).collect(),
             q_values: edges.iter().map(|e| self.q(e, root.to_move)).collect(),

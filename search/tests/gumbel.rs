@@ -73,6 +73,11 @@ fn improved_policy_completes_unvisited_actions_with_the_mixed_value() {
         assert_eq!(r.chosen, Some(1));
         // Root value: (v̂ + Σ N·Q) / (1 + ΣN) = (0.2 + 0 + 0.8) / 3.
         assert!((r.value - 1.0 / 3.0).abs() < 1e-6);
+        // The target's value Σ π'·completedQ over completedQ = [0, 0.8, 0.8/3]:
+        // min-max 0.8 · 0.713628 + 0.266667 · 0.125407 = 0.604344,
+        // bounds 0.8 · 0.467294 + 0.266667 · 0.182758 = 0.422570.
+        let want = if norm == QNorm::MinMax { 0.604344 } else { 0.422570 };
+        assert!((r.policy_value - want).abs() < 2e-6, "{} against {want}", r.policy_value);
     }
 }
 
@@ -239,4 +244,18 @@ fn interior_selection_follows_the_deterministic_rule() {
     // Q is v_mix = (0.1 + 2 · (0.5·(−0.2) + 0.3·0.1) / 0.8) / 3 = −0.025 < 0.1, and with
     // c_visit = 50 σ makes π'(leaf 0) negligible: it is never tried.
     assert_eq!(visits, [0, 1, 28]);
+}
+
+/// With PUCT the target is N(a)/ΣN, so its value Σ N(a)·Q(a)/ΣN is the root mean
+/// (v̂ + Σ N·Q)/(1 + ΣN) without the root's own evaluation: ((1 + ΣN)·value − v̂)/ΣN.
+#[test]
+fn a_puct_targets_value_is_the_root_mean_without_the_root() {
+    let s = bandit_search(&[0.1, 0.6, -0.4, 0.3], &[0.4, 0.3, 0.2, 0.1], -0.5, SearchConfig { solver: false, ..SearchConfig::puct(40) }, 3);
+    let r = s.result();
+    let n: u32 = r.visits.iter().sum();
+    assert_eq!(n, 40);
+    let want = ((1.0 + n as f32) * r.value - (-0.5)) / n as f32;
+    assert!((r.policy_value - want).abs() < 1e-5, "{} against {want}", r.policy_value);
+    let by_hand: f32 = r.visits.iter().zip([0.1, 0.6, -0.4, 0.3]).map(|(&v, q)| v as f32 * q).sum::<f32>() / n as f32;
+    assert!((r.policy_value - by_hand).abs() < 1e-5);
 }

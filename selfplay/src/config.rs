@@ -48,6 +48,23 @@ pub struct SelfplayConfig {
     /// Runs whose saved config predates this key resume without it.
     #[serde(default)]
     pub mate_in_one: bool,
+    /// Three-ply mate check through checks at every leaf as well
+    /// ([`search::SearchConfig::mate_in_three_depth`]); turns the one-ply check on.
+    #[serde(default)]
+    pub mate_in_three: bool,
+    /// Gumbel: c_scale in σ(q̂) = (c_visit + max N) · c_scale · q̂, how far the
+    /// improved-policy target moves from the prior towards the best completed Q.
+    #[serde(default = "default_c_scale")]
+    pub c_scale: f32,
+    /// Gumbel: how completed Q-values are normalised before σ: "minmax" (over the node's
+    /// actions, as mctx) or "bounds" (the value range [−1, 1] mapped to [0, 1]).
+    #[serde(default = "default_q_norm")]
+    pub q_norm: String,
+    /// Which root value a position's record keeps as its search value (the value
+    /// target's search share): "mean" (over all the root's simulations) or "target"
+    /// (Σ π·completedQ of the policy target, [`search::SearchResult::policy_value`]).
+    #[serde(default = "default_record_value")]
+    pub record_value: String,
     /// Share of the alpha-beta baseline's quiescence score in every leaf value (0: the
     /// network's value alone; see `arena::qmix`). The pipeline wraps the network in it.
     #[serde(default)]
@@ -64,6 +81,18 @@ pub struct SelfplayConfig {
 
 fn cpu() -> String {
     "cpu".into()
+}
+
+fn default_record_value() -> String {
+    "mean".into()
+}
+
+fn default_q_norm() -> String {
+    "minmax".into()
+}
+
+fn default_c_scale() -> f32 {
+    1.0
 }
 
 fn default_qscale() -> f64 {
@@ -88,6 +117,10 @@ impl Default for SelfplayConfig {
             starts: Vec::new(),
             cache_entries: 50_000,
             mate_in_one: false,
+            mate_in_three: false,
+            c_scale: default_c_scale(),
+            q_norm: default_q_norm(),
+            record_value: default_record_value(),
             qmix: 0.0,
             qscale: default_qscale(),
             device: cpu(),
@@ -124,6 +157,15 @@ impl SelfplayConfig {
         if self.gumbel_m < 2 {
             return bad("gumbel_m", "must be at least 2".into());
         }
+        if !(self.c_scale.is_finite() && self.c_scale > 0.0 && self.c_scale <= 100.0) {
+            return bad("c_scale", format!("{} is outside (0, 100]", self.c_scale));
+        }
+        if !matches!(self.record_value.as_str(), "mean" | "target") {
+            return bad("record_value", format!("'{}' is not mean or target", self.record_value));
+        }
+        if !matches!(self.q_norm.as_str(), "minmax" | "bounds") {
+            return bad("q_norm", format!("'{}' is not minmax or bounds", self.q_norm));
+        }
         if !(0.0..=1.0).contains(&self.qmix) {
             return bad("qmix", format!("{} is outside 0..=1", self.qmix));
         }
@@ -140,7 +182,10 @@ impl SelfplayConfig {
         let n = if full { self.simulations } else { self.fast_simulations };
         let mut c = if self.root_policy == "puct" { search::SearchConfig::puct(n) } else { search::SearchConfig::gumbel(n) };
         c.gumbel_m = self.gumbel_m as usize;
-        c.mate_in_one = self.mate_in_one;
+        c.c_scale = self.c_scale;
+        c.q_norm = if self.q_norm == "bounds" { search::QNorm::Bounds } else { search::QNorm::MinMax };
+        c.mate_in_one = self.mate_in_one || self.mate_in_three;
+        c.mate_in_three_depth = self.mate_in_three.then_some(u16::MAX);
         c
     }
 
@@ -148,7 +193,9 @@ impl SelfplayConfig {
     /// `,mate=on` and `,qmix=X,qscale=Y` where set.
     pub fn search_spec_keys(&self) -> String {
         let mut s = String::new();
-        if self.mate_in_one {
+        if self.mate_in_three {
+            s += ",mate3=all";
+        } else if self.mate_in_one {
             s += ",mate=on";
         }
         if self.qmix > 0.0 {

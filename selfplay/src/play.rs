@@ -291,7 +291,7 @@ fn step(job: &SelfplayJob, actions: &ActionSpace, slot: &mut Slot, stats: &Stats
             max_plies: game.max_plies().min(65_535) as u16,
             policy,
             full_search: slot.full,
-            search_value: r.value,
+            search_value: if cfg.record_value == "target" { r.policy_value } else { r.value },
             result: 0,
             start: slot.start.clone(),
             game_id: slot.game_id,

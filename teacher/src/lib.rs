@@ -77,12 +77,22 @@ pub struct TeacherConfig {
     pub value_share: f32,
     /// Optimiser steps of the training on the teacher's games (generation 0).
     pub steps: u32,
-    /// The learning rate of that training's last step as a fraction of
-    /// `training.learning_rate` (cosine decay); 1 = constant. Missing in older configs: 1.
+    /// The learning rate of that training's first step; missing: `training.learning_rate`
+    /// (as runs before this key trained). Learning from the teacher is training from
+    /// scratch, where self-play after it fine-tunes: the two want different rates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learning_rate: Option<f64>,
+    /// The learning rate of that training's last step as a fraction of its first
+    /// (cosine decay); 1 = constant. Missing in older configs: 1.
     #[serde(default = "constant_rate")]
     pub final_lr_fraction: f64,
     /// Self-play generations whose training window still holds the teacher's games.
     pub window_generations: u32,
+    /// Whether the teacher's positions keep `value_share` in the self-play generations
+    /// that train on them (false: they take `training.search_value_share` there). Missing
+    /// in configs written before it existed: false, as those runs trained.
+    #[serde(default)]
+    pub keep_value_share: bool,
 }
 
 fn default_engine() -> String {
@@ -116,8 +126,10 @@ impl Default for TeacherConfig {
             sample_plies: 16,
             value_share: 0.5,
             steps: 0,
+            learning_rate: None,
             final_lr_fraction: 1.0,
             window_generations: 0,
+            keep_value_share: false,
         }
     }
 }
@@ -179,6 +191,9 @@ impl TeacherConfig {
         }
         if !(0.0..=1.0).contains(&self.value_share) {
             return bad("value_share", format!("{} is not in 0..=1", self.value_share));
+        }
+        if let Some(lr) = self.learning_rate.filter(|lr| !(*lr > 0.0 && *lr <= 1.0)) {
+            return bad("learning_rate", format!("{lr} is not in (0, 1]"));
         }
         if !(self.final_lr_fraction > 0.0 && self.final_lr_fraction <= 1.0) {
             return bad("final_lr_fraction", format!("{} is not in (0, 1]", self.final_lr_fraction));

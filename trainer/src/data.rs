@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 pub struct Sample {
     pub shard: usize,
     pub index: usize,
+    /// The generation its shard's header names (0: the teacher's games, in a run with a teacher stage).
+    pub generation: u32,
     pub record: Record,
 }
 
@@ -68,8 +70,9 @@ impl Window {
                     let shard = w.shards.len();
                     w.shards.push(path.clone());
                     w.shard_records.push(s.records.len());
+                    let generation = s.header.generation;
                     for (index, record) in s.records.into_iter().enumerate() {
-                        let sample = Sample { shard, index, record };
+                        let sample = Sample { shard, index, generation, record };
                         if is_validation_game(sample.record.game_id, validation_fraction) {
                             w.validation.push(sample);
                         } else {
@@ -230,11 +233,19 @@ impl Batcher {
 
     /// Dense batch of `records`; each is mirrored with probability ½ when allowed.
     pub fn build(&self, records: &[&Record], rng: &mut impl Rng) -> DenseBatch {
+        let shared: Vec<(&Record, f32)> = records.iter().map(|&r| (r, self.search_value_share)).collect();
+        self.build_with_shares(&shared, rng)
+    }
+
+    /// As [`Batcher::build`], each record with its own share of the search value in its
+    /// value target (the teacher's positions keep the teacher's share in later
+    /// generations, whose own share is the training config's).
+    pub fn build_with_shares(&self, records: &[(&Record, f32)], rng: &mut impl Rng) -> DenseBatch {
         let (c, a) = (self.planes.size(), self.actions.size());
         let b = records.len();
         let mut out = DenseBatch { batch: b, input: vec![0.0; b * c], policy: vec![0.0; b * a], legal: vec![0.0; b * a], wdl: vec![0.0; b * 3] };
         let mut plain = vec![0.0; c];
-        for (row, r) in records.iter().enumerate() {
+        for (row, &(r, share)) in records.iter().enumerate() {
             // Window::load refused every record that `check_record` rejects.
             let pos = Position::from_sfen(self.variant, &r.sfen).expect("records are checked on load");
             let flip = self.mirror && rng.random::<bool>();
@@ -257,7 +268,7 @@ impl Batcher {
                 0 => 1,
                 _ => 2,
             };
-            let s = self.search_value_share;
+            let s = share.clamp(0.0, 1.0);
             let q = if r.search_value.is_finite() { r.search_value.clamp(-1.0, 1.0) } else { 0.0 };
             let d = self.draw_rate;
             let wdl = &mut out.wdl[row * 3..row * 3 + 3];

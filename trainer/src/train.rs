@@ -27,6 +27,11 @@ pub struct TrainJob<'a> {
     /// Where the trained model is exported for self-play.
     pub export_dir: PathBuf,
     pub seed: u64,
+    /// The value target's share of the search value for the teacher's positions (shards
+    /// of generation 0) in every generation that trains on them: the teacher's score is
+    /// the cleaner target, and the window's own share is for self-play values. `None`:
+    /// those positions are treated as any other.
+    pub teacher_value_share: Option<f32>,
     /// Called after every step with (step, steps, loss).
     pub on_step: Option<&'a OnStep<'a>>,
     /// Stop (as if killed) once this many steps of the generation are done, without
@@ -257,8 +262,14 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
     let mut s = ckpt.generation_step;
     while s < steps {
         let idx = &order[s as usize * cfg.batch_size..(s as usize + 1) * cfg.batch_size];
-        let records: Vec<_> = idx.iter().map(|&i| &window.train[i].record).collect();
-        let dense = batcher.build(&records, &mut batch_rng(ckpt.seed, job.generation, s));
+        let records: Vec<_> = idx
+            .iter()
+            .map(|&i| {
+                let sample = &window.train[i];
+                (&sample.record, value_share(sample, job.teacher_value_share, cfg.search_value_share))
+            })
+            .collect();
+        let dense = batcher.build_with_shares(&records, &mut batch_rng(ckpt.seed, job.generation, s));
         let batch =
             TrainBatch { batch: dense.batch, input: &dense.input, policy_target: &dense.policy, value_target: &dense.wdl, legal_mask: Some(&dense.legal) };
         step.set_learning_rate(cfg.learning_rate_at(s, steps));
@@ -300,6 +311,12 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
     save(&net, &step, &mut ckpt, &report.losses)?;
     report.seconds = ckpt.generation_seconds;
     Ok(report)
+}
+
+/// The share of the search value in a sample's value target: the teacher's share for
+/// the teacher's positions (generation 0) where the run has a teacher, else the window's.
+fn value_share(sample: &Sample, teacher_share: Option<f32>, share: f32) -> f32 {
+    teacher_share.filter(|_| sample.generation == 0).unwrap_or(share)
 }
 
 /// Which `n` of `len` held-out positions are evaluated: evenly spaced over the whole
@@ -351,5 +368,36 @@ pub fn game_tag(variant: &rules::Variant) -> GameTag {
         options: variant.options.clone(),
         planes_version: encoding::PLANES_VERSION,
         action_version: encoding::ACTION_VERSION,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(generation: u32) -> Sample {
+        let record = records::Record {
+            sfen: String::new(),
+            repetitions: 1,
+            ply: 0,
+            max_plies: 0,
+            policy: Vec::new(),
+            full_search: false,
+            search_value: 0.0,
+            result: 0,
+            start: String::new(),
+            game_id: 0,
+        };
+        Sample { shard: 0, index: 0, generation, record }
+    }
+
+    /// The teacher's positions keep the teacher's share in every generation that trains on
+    /// them; self-play positions take the window's; a run without a teacher treats
+    /// generation 0 (its uniform-prior games) as any other.
+    #[test]
+    fn the_teachers_positions_keep_the_teachers_value_share() {
+        assert_eq!(value_share(&sample(0), Some(0.9), 0.25), 0.9);
+        assert_eq!(value_share(&sample(3), Some(0.9), 0.25), 0.25);
+        assert_eq!(value_share(&sample(0), None, 0.25), 0.25);
     }
 }

@@ -42,6 +42,7 @@ fn records_written_by_self_play_train_the_network() {
         checkpoint: dir.path().join("trainer.ckpt"),
         export_dir: dir.path().join("models/gen-0001"),
         seed: 1,
+        teacher_value_share: None,
         on_step: None,
         stop_after: None,
     })

@@ -21,6 +21,7 @@ fn tiny_network_overfits_a_small_record_set() {
         checkpoint: dir.path().join("trainer.ckpt"),
         export_dir: dir.path().join("models/gen-0001"),
         seed: 5,
+        teacher_value_share: None,
         on_step: None,
         stop_after: None,
     };
@@ -52,6 +53,7 @@ fn corrupt_shard_is_skipped_naming_the_file_and_corrupt_checkpoint_refused() {
         checkpoint: dir.path().join("trainer.ckpt"),
         export_dir: dir.path().join("models/gen-0001"),
         seed: 5,
+        teacher_value_share: None,
         on_step: None,
         stop_after: None,
     };
@@ -134,6 +136,11 @@ fn value_target_mixes_the_search_value_into_the_result() {
     let drawn = trainer::data::Batcher::new(variant(), false).with_search_value_share(0.9).with_draw_rate(0.1).build(&refs, &mut rng);
     let want = [0.6075, 0.09, 0.3025, 0.0, 0.19, 0.81];
     assert!(drawn.wdl.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-6), "{:?}", drawn.wdl);
+    // Each record with its own share: the first at s = 0.5 (as above), the second at
+    // s = 0 (the one-hot draw), whatever the batcher's own share says.
+    let own = trainer::data::Batcher::new(variant(), false).with_search_value_share(0.9).build_with_shares(&[(refs[0], 0.5), (refs[1], 0.0)], &mut rng);
+    let want = [0.375, 0.0, 0.625, 0.0, 1.0, 0.0];
+    assert!(own.wdl.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-6), "{:?}", own.wdl);
 }
 
 /// Use counts of shards that left the window are dropped from the checkpoint (they would
@@ -151,6 +158,7 @@ fn use_counts_of_shards_outside_the_window_are_pruned() {
         checkpoint: dir.path().join("trainer.ckpt"),
         export_dir: dir.path().join("models/gen-0001"),
         seed: 5,
+        teacher_value_share: None,
         on_step: None,
         stop_after: None,
     };

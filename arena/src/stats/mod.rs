@@ -8,12 +8,15 @@
 //! - [`sprt`]: fishtest's generalised sequential probability ratio test;
 //! - [`ratings`]: Bradley–Terry rating lists fitted by maximum likelihood (Ordo, BayesElo),
 //!   with the first-move advantage as an optional parameter;
+//! - [`trend`]: a weighted straight line through rated points (Elo against CPU-hours),
+//!   with Student's t where the points scatter more than their errors;
 //! - [`special`]: the error function and the normal quantile they rest on.
 
 pub mod elo;
 pub mod ratings;
 pub mod special;
 pub mod sprt;
+pub mod trend;
 
 pub use elo::{elo_from_score, score_from_elo, wilson_interval, z_for_confidence, Pentanomial, Trinomial, ELO_PER_NAT, SCORE_CLAMP};
 pub use ratings::{
@@ -21,6 +24,7 @@ pub use ratings::{
 };
 pub use special::{erf, erfc, normal_cdf, normal_quantile};
 pub use sprt::{max_likelihood_distribution, Sprt, SprtDecision};
+pub use trend::{fit_line, student_t_quantile, LineFit};
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StatsError {

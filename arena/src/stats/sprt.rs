@@ -32,6 +32,11 @@
 //! The test stops at the Wald bounds `ln(β/(1 − α))` (accept H0) and `ln((1 − β)/α)`
 //! (accept H1), ±2.944 for α = β = 0.05, checked after every complete unit. (fishtest also
 //! moves its bounds by an estimate of the overshoot; we don't.) Simulated with α = β = 0.05,
+//! elo0 = 0 and elo1 = 5, 10, 20 (`arena/tests/stats.rs`, 1000 tests each), H1 is accepted
+//! in 4.0–4.8% of the tests at a true Elo of elo0 and in 93.6–96.1% at elo1. The
+//! large-sample approximation `N·(s1 − s0)·(2ŝ − s0 − s1)/(2σ̂²)` (fishtest's `LLR_alt2`)
+//! is not used: early in a match, with placeholder counts for the empty classes, it gave a
+//! single won pair LLR 3.81 at elo0 = 0, elo1 = 10 and stopped the test after two games.
 
 use serde::{Deserialize, Serialize};
 

@@ -112,6 +112,7 @@ pub fn run_job<'a>(dir: &Path, shards: &[PathBuf], generation: u32, steps: u32, 
         checkpoint: dir.join("trainer.ckpt"),
         export_dir: dir.join(format!("models/gen-{generation:04}")),
         seed: 11,
+        teacher_value_share: None,
         on_step: None,
         stop_after,
     }
