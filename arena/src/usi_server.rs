@@ -239,6 +239,7 @@ fn think_loop(mut player: Box<dyn Player>, rx: Receiver<ToWorker>, out: Out, inf
         player.go(0, &game, &think_view);
         let mut stop_at: Option<Instant> = None;
         let mut result: Option<Reply> = None;
+        let mut quitting = false;
         loop {
             if result.is_none() {
                 player.poll(Duration::from_millis(1), &mut answers);
@@ -271,7 +272,17 @@ fn think_loop(mut player: Box<dyn Player>, rx: Receiver<ToWorker>, out: Out, inf
                         }
                     }
                 }
-                Ok(ToWorker::Quit) | Err(RecvTimeoutError::Disconnected) => return,
+                // `quit` or the end of input during a search still gets its answer, as
+                // Stockfish-family engines give it (scripts pipe `go` and read
+                // `bestmove`): a search told to think until `stop` stops now, one with a
+                // limit runs to it.
+                Ok(ToWorker::Quit) | Err(RecvTimeoutError::Disconnected) => {
+                    if !quitting && hold {
+                        hold = false;
+                        player.stop(0);
+                    }
+                    quitting = true;
+                }
                 Ok(ToWorker::Go { .. }) | Err(RecvTimeoutError::Timeout) => {}
             }
         }
@@ -286,6 +297,9 @@ fn think_loop(mut player: Box<dyn Player>, rx: Receiver<ToWorker>, out: Out, inf
             Reply::Text(text, _) => say(&out, &format!("bestmove {text}")),
             Reply::Declare => say(&out, "bestmove win"),
             Reply::Resign | Reply::Fault(_) => say(&out, "bestmove resign"),
+        }
+        if quitting {
+            return;
         }
         last = Some(*game);
     }

@@ -116,6 +116,36 @@ fn a_ponder_search_with_a_node_budget_answers_at_ponderhit() {
     assert!(out.iter().any(|l| l.starts_with("info ") && l.contains(" nodes 64 ")), "{out:?}");
 }
 
+/// A script that pipes its commands and closes the input still reads a `bestmove`: at the
+/// end of input (or `quit`) a search with a limit runs to it, and one told to think until
+/// `stop` (`go infinite`) stops and answers with what it has.
+#[test]
+fn the_end_of_input_still_gets_the_searchs_answer() {
+    let _one = one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("m");
+    tiny_model("shogi", &m);
+    for (go, end) in [("go nodes 64", ""), ("go infinite", ""), ("go nodes 64", "quit\n"), ("go infinite", "quit\n")] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_copper"))
+            .args(["usi", "--model", m.to_str().unwrap(), "-v", "shogi"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        write!(stdin, "usi\nisready\nposition startpos\n{go}\n{end}").unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let best: Vec<&str> = text.lines().filter(|l| l.starts_with("bestmove ")).collect();
+        assert_eq!(best.len(), 1, "{go:?} then {end:?}: {text}");
+        let mv = best[0].trim_start_matches("bestmove ");
+        let pos = rules::Position::start(rules::Variant::builtin("shogi").unwrap());
+        assert!(pos.parse_usi(mv).is_ok(), "{go:?}: '{mv}' is not a legal move of the start");
+    }
+}
+
 #[test]
 fn the_protocol_by_hand() {
     let _one = one_at_a_time();
