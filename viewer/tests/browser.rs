@@ -246,12 +246,14 @@ fn the_run_page_shows_self_play_games_from_their_shards_and_evaluation_games() {
     let tmp = tempfile::tempdir().unwrap();
     let run = tmp.path().join("run");
     let quick = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quick.toml")).unwrap();
-    std::fs::create_dir_all(run.join("selfplay/gen-0001")).unwrap();
+    // The layout `copper train` and the fleet write: each worker's folder holds its games'
+    // shards, each with its log line beside it.
+    let worker = run.join("selfplay/gen-0001/w-1");
+    std::fs::create_dir_all(&worker).unwrap();
     std::fs::write(run.join("config.toml"), quick).unwrap();
     let v = Variant::builtin("minishogi").unwrap();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
     let mut games = Vec::new();
-    let mut lines = String::new();
     for id in 0..3u64 {
         // A random game, its positions recorded as self-play records them.
         let mut game = Game::new(Position::start(v), Some(60));
@@ -274,15 +276,16 @@ fn the_run_page_shows_self_play_games_from_their_shards_and_evaluation_games() {
             game.play(*m).unwrap();
         }
         let header = records::ShardHeader { variant: v.name.clone(), options: Vec::new(), planes_version: 1, action_version: 1, generation: 1, games: 1 };
-        records::write_shard(&selfplay::shard_path(&run.join("selfplay/gen-0001"), id), &header, &recs).unwrap();
-        lines += &format!("{{\"game_id\":{id},\"start\":\"sfen\",\"plies\":{},\"black_result\":0,\"ending\":\"max-plies\",\"resign_disabled\":false,\"would_resign\":false,\"false_resignation\":false,\"full_searches\":0,\"prior_entropy_sum\":0.0,\"improvement_kl_sum\":0.0,\"simulations\":0}}\n", recs.len());
+        let shard = selfplay::shard_path(&worker, id);
+        records::write_shard(&shard, &header, &recs).unwrap();
+        let line = format!("{{\"game_id\":{id},\"start\":\"sfen\",\"plies\":{},\"black_result\":0,\"ending\":\"max-plies\",\"resign_disabled\":false,\"would_resign\":false,\"false_resignation\":false,\"full_searches\":0,\"prior_entropy_sum\":0.0,\"improvement_kl_sum\":0.0,\"simulations\":0}}", recs.len());
+        std::fs::write(shard.with_extension("json"), line).unwrap();
         // The page shows the recorded positions: the last move (after the last record) is not there.
         let mut r = gamerecords::GameRecord::from_game(&game, None, "", "");
         r.moves.truncate(recs.len() - 1);
         r.max_plies = None;
         games.push(r);
     }
-    std::fs::write(run.join("selfplay/gen-0001/games.jsonl"), lines).unwrap();
     std::fs::write(run.join("summary.tsv"), "generation\tgames\n1\t3\n").unwrap();
     std::fs::create_dir_all(run.join("plots")).unwrap();
     std::fs::write(
