@@ -30,6 +30,11 @@ pub struct SelfplayConfig {
     /// Plies in which PUCT samples its move by visit count (temperature 1); it plays the
     /// most visited move after. Gumbel keeps its noise throughout.
     pub temperature_plies: u32,
+    /// Gumbel: plies whose searches sample the root's actions with Gumbel noise; after
+    /// them the root takes the top actions by prior and plays the Sequential Halving
+    /// winner without noise (as evaluation play does). Absent: noise at every ply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gumbel_noise_plies: Option<u32>,
     /// Resign when the root value for the side to move stays below this for
     /// `resign_consecutive` of its moves; -1 turns resignation off.
     pub resign_threshold: f32,
@@ -110,6 +115,7 @@ impl Default for SelfplayConfig {
             full_search_fraction: 0.25,
             gumbel_m: 16,
             temperature_plies: 30,
+            gumbel_noise_plies: None,
             resign_threshold: -0.95,
             resign_consecutive: 3,
             no_resign_fraction: 0.2,

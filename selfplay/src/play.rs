@@ -171,7 +171,11 @@ fn new_slot(job: &SelfplayJob, game_id: u64) -> Slot {
     let game = Game::new(pos, Some(job.config.max_plies));
     let full = rng.random::<f32>() < job.config.full_search_fraction;
     let resign_allowed = rng.random::<f32>() >= job.config.no_resign_fraction;
-    let search = Search::with_seed(game, job.config.search_config(full), rng.random());
+    let mut config = job.config.search_config(full);
+    if job.config.gumbel_noise_plies == Some(0) {
+        config.gumbel_scale = 0.0;
+    }
+    let search = Search::with_seed(game, config, rng.random());
     Slot {
         search,
         game_id,
@@ -320,6 +324,9 @@ fn step(job: &SelfplayJob, actions: &ActionSpace, slot: &mut Slot, stats: &Stats
         // keeps its noise: it is the sampling that makes Sequential Halving a policy
         // improvement, and without it uninformed early networks tie-break into cycles.
         next_cfg.temperature = 0.0;
+    }
+    if cfg.gumbel_noise_plies.is_some_and(|n| ply as u32 >= n) {
+        next_cfg.gumbel_scale = 0.0;
     }
     *slot.search.config_mut() = next_cfg;
     slot.search.advance(chosen);

@@ -58,6 +58,24 @@ fn records_written_by_self_play_read_back_consistently() {
     }
 }
 
+/// Without Gumbel noise (from ply 0) and with every move a full search, every game from
+/// the start is the same game: the noise is all that made them differ. With it they do.
+#[test]
+fn gumbel_noise_stops_after_its_plies() {
+    let moves_of = |noise_plies: Option<u32>| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = job(dir.path(), 1, (0..4).collect());
+        j.config.full_search_fraction = 1.0;
+        j.config.gumbel_noise_plies = noise_plies;
+        let games = play_games(&j, &UniformEvaluator, &Stats::default()).unwrap();
+        games.iter().map(|g| read_shard(&g.shard).unwrap().records.into_iter().map(|r| r.sfen).collect::<Vec<_>>()).collect::<Vec<_>>()
+    };
+    let quiet = moves_of(Some(0));
+    assert!(quiet.iter().all(|g| *g == quiet[0]), "without noise every game is the first");
+    let noisy = moves_of(None);
+    assert!(noisy.iter().any(|g| *g != noisy[0]), "with noise the games differ");
+}
+
 #[test]
 fn one_thread_runs_with_a_seed_are_reproducible() {
     let run = || {
