@@ -25,7 +25,9 @@
 //!   q̂ = (q + 1) / 2 ([`QNorm::Bounds`]).
 //! - σ(q̂(a)) = (c_visit + max_b N(b)) · c_scale · q̂(a), c_visit = 50, c_scale = 1.
 //! - Improved policy: π' = softmax(logits + σ(completedQ)) over ALL legal actions. It is
-//!   the training target at the root.
+//!   the training target at the root; its value v_π' = Σ_a π'(a) · completedQ(a) is the
+//!   root value that goes with it (`SearchResult::policy_value`; with PUCT's target
+//!   N(a)/ΣN the same sum is Σ N(a) Q(a) / ΣN).
 //! - Root: sample g(a) ~ Gumbel(0, 1) (times `gumbel_scale`; 0 for evaluation play) and
 //!   keep the m = min(gumbel_m, #legal) actions with the largest g(a) + logits(a)
 //!   (Gumbel-top-k). Then Sequential Halving over the budget of n simulations in
@@ -683,7 +685,6 @@ impl<G: SearchGame> Search<G> {
         (e.visits > 0).then(|| (e.value_sum / e.visits as f64) as f32)
     }
 
-    /// σ(q̂(completedQ(a))) for every child of `node`, written to `out`.
     /// completedQ(a) over the children of `node`, into `out`; returns max_b N(b).
     fn completed_q(&self, node: u32, out: &mut Vec<f32>) -> u32 {
         let n = self.nodes[node as usize];
@@ -713,6 +714,7 @@ impl<G: SearchGame> Search<G> {
         max_n
     }
 
+    /// σ(q̂(completedQ(a))) for every child of `node`, written to `out`.
     fn sigma_completed_q(&self, node: u32, out: &mut Vec<f32>) {
         let max_n = self.completed_q(node, out);
         let scale = (self.config.c_visit + max_n as f32) * self.config.c_scale;

@@ -28,7 +28,7 @@ pub struct SelfplayConfig {
     /// Gumbel: root actions sampled (m).
     pub gumbel_m: u32,
     /// Plies in which PUCT samples its move by visit count (temperature 1); it plays the
-    /// most visited move after. Gumbel keeps its noise throughout.
+    /// most visited move after. Gumbel keeps its noise (see `gumbel_noise_plies`).
     pub temperature_plies: u32,
     /// Gumbel: plies whose searches sample the root's actions with Gumbel noise; after
     /// them the root takes the top actions by prior and plays the Sequential Halving
@@ -196,7 +196,7 @@ impl SelfplayConfig {
     }
 
     /// The player-spec keys that make an arena player search as self-play does:
-    /// `,mate=on` and `,qmix=X,qscale=Y` where set.
+    /// `,mate=on` (or `,mate3=all`) and `,qmix=X,qscale=Y` where set.
     pub fn search_spec_keys(&self) -> String {
         let mut s = String::new();
         if self.mate_in_three {
