@@ -33,28 +33,25 @@ fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
     out
 }
 
-/// A generation's self-play games: its shards, in `gen-N/` itself (runs written before the
-/// fleet) or in its workers' folders `gen-N/<worker>/` (the fleet, and so `copper train`),
-/// in path order; and how each game ended, from `games.jsonl` or from the line a worker
-/// keeps beside each shard (`game-N.json`).
-fn selfplay_games(dir: &Path) -> Result<(Vec<PathBuf>, BTreeMap<u64, String>), ViewError> {
+/// A generation's self-play shards: in `gen-N/` itself (runs written before the fleet) or
+/// in its workers' folders `gen-N/<worker>/` (the fleet, and so `copper train`), in path
+/// order.
+fn selfplay_shards(dir: &Path) -> Vec<PathBuf> {
     let mut shards = files(dir, "shard");
-    let mut endings: BTreeMap<u64, String> =
-        records::jsonl::read::<GameLine>(&selfplay::games_path(dir)).map_err(|e| invalid(dir, e))?.into_iter().map(|l| (l.game_id, l.ending)).collect();
     let mut workers: Vec<PathBuf> = std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
     workers.sort();
     for w in workers {
-        let worker_shards = files(&w, "shard");
-        for shard in &worker_shards {
-            // A line that is missing or unreadable leaves the game without its ending.
-            let line = std::fs::read(shard.with_extension("json")).ok().and_then(|b| serde_json::from_slice::<GameLine>(&b).ok());
-            if let Some(l) = line {
-                endings.insert(l.game_id, l.ending);
-            }
-        }
-        shards.extend(worker_shards);
+        shards.extend(files(&w, "shard"));
     }
-    Ok((shards, endings))
+    shards
+}
+
+/// How a game ended: from the generation's `games.jsonl` (runs written before the fleet) or
+/// the line a worker keeps beside the game's shard (`game-N.json`); empty when neither says.
+fn ending_of(logged: &BTreeMap<u64, String>, shard: &Path, id: u64) -> String {
+    logged.get(&id).cloned().unwrap_or_else(|| {
+        std::fs::read(shard.with_extension("json")).ok().and_then(|b| serde_json::from_slice::<GameLine>(&b).ok()).map(|l| l.ending).unwrap_or_default()
+    })
 }
 
 /// A TSV file as a table (the first line names the columns); `None` if missing.
@@ -91,13 +88,14 @@ pub fn page(dir: &Path, sample: usize) -> Result<PageData, ViewError> {
     let mut skipped = Vec::new();
 
     for (g, sp) in generations(&dir.join("selfplay")) {
-        let (shards, endings) = selfplay_games(&sp)?;
-        for shard_path in shards.into_iter().take(sample) {
+        let endings: BTreeMap<u64, String> =
+            records::jsonl::read::<GameLine>(&selfplay::games_path(&sp)).map_err(|e| invalid(&sp, e))?.into_iter().map(|l| (l.game_id, l.ending)).collect();
+        for shard_path in selfplay_shards(&sp).into_iter().take(sample) {
             // A shard that cannot be shown is named on the page, not the end of the page
             // (the loop rewrites it while it runs).
             let view = records::read_shard(&shard_path).map_err(|e| e.to_string()).and_then(|shard| {
                 let id = shard.records.first().map(|r| r.game_id).ok_or("no positions")?;
-                let ending = endings.get(&id).cloned().unwrap_or_default();
+                let ending = ending_of(&endings, &shard_path, id);
                 GameView::from_shard_records(variant, &shard.records, format!("gen {g} self-play game {id}"), ending)
             });
             match view {
