@@ -184,7 +184,24 @@ impl SelfplayConfig {
         Ok(())
     }
 
-    pub fn search_config(&self, full: bool) -> search::SearchConfig {
+    /// The search of the move at `ply` (plies played before it): full or fast, with the
+    /// exploration schedule — PUCT samples by visit count for `temperature_plies` plies
+    /// and plays the most visited move after (Dirichlet noise stays); Gumbel keeps its
+    /// noise for `gumbel_noise_plies` (every ply when absent): it is the sampling that
+    /// makes Sequential Halving a policy improvement, and without it uninformed early
+    /// networks tie-break into cycles.
+    pub fn search_config(&self, full: bool, ply: usize) -> search::SearchConfig {
+        let mut c = self.search_budget(full);
+        if ply as u64 >= self.temperature_plies as u64 {
+            c.temperature = 0.0;
+        }
+        if self.gumbel_noise_plies.is_some_and(|n| ply as u64 >= n as u64) {
+            c.gumbel_scale = 0.0;
+        }
+        c
+    }
+
+    fn search_budget(&self, full: bool) -> search::SearchConfig {
         let n = if full { self.simulations } else { self.fast_simulations };
         let mut c = if self.root_policy == "puct" { search::SearchConfig::puct(n) } else { search::SearchConfig::gumbel(n) };
         c.gumbel_m = self.gumbel_m as usize;

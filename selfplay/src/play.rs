@@ -171,10 +171,7 @@ fn new_slot(job: &SelfplayJob, game_id: u64) -> Slot {
     let game = Game::new(pos, Some(job.config.max_plies));
     let full = rng.random::<f32>() < job.config.full_search_fraction;
     let resign_allowed = rng.random::<f32>() >= job.config.no_resign_fraction;
-    let mut config = job.config.search_config(full);
-    if job.config.gumbel_noise_plies == Some(0) {
-        config.gumbel_scale = 0.0;
-    }
+    let config = job.config.search_config(full, game.ply());
     let search = Search::with_seed(game, config, rng.random());
     Slot {
         search,
@@ -318,17 +315,7 @@ fn step(job: &SelfplayJob, actions: &ActionSpace, slot: &mut Slot, stats: &Stats
     // Next search: playout-cap randomisation and the exploration schedule.
     let ply = game.ply() + 1;
     slot.full = slot.rng.random::<f32>() < cfg.full_search_fraction;
-    let mut next_cfg = cfg.search_config(slot.full);
-    if ply as u32 >= cfg.temperature_plies {
-        // PUCT plays the most visited move from here on (Dirichlet noise stays). Gumbel
-        // keeps its noise: it is the sampling that makes Sequential Halving a policy
-        // improvement, and without it uninformed early networks tie-break into cycles.
-        next_cfg.temperature = 0.0;
-    }
-    if cfg.gumbel_noise_plies.is_some_and(|n| ply as u32 >= n) {
-        next_cfg.gumbel_scale = 0.0;
-    }
-    *slot.search.config_mut() = next_cfg;
+    *slot.search.config_mut() = cfg.search_config(slot.full, ply);
     slot.search.advance(chosen);
     let game = slot.search.root();
     if game.is_over() {
