@@ -118,6 +118,11 @@ enum Command {
         /// whenever it has no self-play to do).
         #[arg(long)]
         no_jobs: bool,
+        /// A USI engine that tournaments' and studies' games may run on this worker
+        /// (repeatable). A job naming any other engine is refused: write access to the
+        /// store must not mean running commands on every worker.
+        #[arg(long = "allow-engine", value_name = "PATH")]
+        allow_engine: Vec<std::path::PathBuf>,
     },
     /// The trainer of a run in a store (`--store`): waits for each generation's games,
     /// trains, publishes the next model and evaluates it. A second trainer on the same
@@ -312,13 +317,21 @@ struct DispatchArgs {
     /// Seconds between looks at the store for the workers' results.
     #[arg(long, default_value_t = 1.0)]
     poll_seconds: f64,
+    /// Give up when no result has come for this many seconds while a worker says it
+    /// cannot play the job (its reason is logged as soon as it is seen).
+    #[arg(long, default_value_t = 300.0)]
+    stall_seconds: f64,
 }
 
 impl DispatchArgs {
     fn remote(&self) -> Result<Option<arena::runner::Remote>> {
         let Some(url) = &self.store else { return Ok(None) };
         let store = store::Store::open(url)?;
-        Ok(Some(dispatch::remote(store, FleetArgs::seconds("poll-seconds", self.poll_seconds)?)))
+        let patience = dispatch::Patience {
+            poll: FleetArgs::seconds("poll-seconds", self.poll_seconds)?,
+            stall: FleetArgs::seconds("stall-seconds", self.stall_seconds)?,
+        };
+        Ok(Some(dispatch::remote(store, patience)))
     }
 }
 
@@ -667,7 +680,7 @@ fn run(cli: Cli) -> Result<()> {
             println!("nodes {nodes}");
             eprintln!("time {secs:.3} s, {:.2} M nodes/s", nodes as f64 / secs / 1e6);
         }
-        Command::Worker { fleet, threads, max_games, jobs_only, no_jobs } => {
+        Command::Worker { fleet, threads, max_games, jobs_only, no_jobs, allow_engine } => {
             let store = fleet.store()?;
             let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             anyhow::ensure!((1..=256).contains(&threads), "--threads must be 1..=256, not {threads}");
@@ -680,7 +693,7 @@ fn run(cli: Cli) -> Result<()> {
                 max_games,
             };
             let stop = std::sync::atomic::AtomicBool::new(false);
-            let mut jobs = dispatch::JobServer::new(store.clone(), &opts.id)?;
+            let mut jobs = dispatch::JobServer::new(store.clone(), &opts.id, allow_engine)?;
             if jobs_only {
                 jobs.serve(opts.poll, &stop)?;
             }

@@ -25,8 +25,12 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// Where scripts/install-garage.sh keeps the server (a per-user cache outside the checkout).
 fn garage_binary() -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools/bin/garage");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/install-garage.sh");
+    let out = Command::new("bash").arg(&script).arg("--path").output().unwrap();
+    assert!(out.status.success(), "{} --path: {}", script.display(), String::from_utf8_lossy(&out.stderr));
+    let p = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
     assert!(p.exists(), "{} is missing: run scripts/install-garage.sh (scripts/test.sh does)", p.display());
     p
 }
@@ -90,6 +94,11 @@ impl Drop for Garage {
 
 /// The quick preset, small: three generations of 24 games.
 fn config(dir: &Path) -> PathBuf {
+    config_with(dir, "run.toml", |_| {})
+}
+
+/// The test's run config with `edit` applied, written to `dir/name`.
+fn config_with(dir: &Path, name: &str, edit: impl FnOnce(&mut toml::Table)) -> PathBuf {
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quick.toml")).unwrap();
     let mut cfg: toml::Table = toml::from_str(&text).unwrap();
     cfg["generations"] = (GENERATIONS as i64).into();
@@ -105,7 +114,8 @@ fn config(dir: &Path) -> PathBuf {
     for k in ["previous_pairs", "uniform_pairs", "anchor_pairs"] {
         cfg["evaluation"][k] = 1.into();
     }
-    let path = dir.join("run.toml");
+    edit(&mut cfg);
+    let path = dir.join(name);
     std::fs::write(&path, toml::to_string(&cfg).unwrap()).unwrap();
     path
 }
@@ -128,7 +138,22 @@ impl Fleet<'_> {
         self.copper(&["worker", "--threads", "1"], id, id).spawn().unwrap()
     }
     fn trainer(&self, id: &str, config: &Path, work: &str) -> Child {
-        self.copper(&["trainer", "--settle-seconds", "0.5", "--lease-seconds", "30", "--config", config.to_str().unwrap()], id, work).spawn().unwrap()
+        self.trainer_leased(id, config, work, 30.0)
+    }
+    fn trainer_leased(&self, id: &str, config: &Path, work: &str, lease: f64) -> Child {
+        let lease = lease.to_string();
+        self.copper(&["trainer", "--settle-seconds", "0.5", "--lease-seconds", &lease, "--config", config.to_str().unwrap()], id, work).spawn().unwrap()
+    }
+    /// The same server, another run (a prefix of the bucket, or a directory).
+    fn another_run(&self, name: &str) -> Fleet<'_> {
+        let url = match self.url.strip_prefix("file://") {
+            Some(root) => format!("file://{root}-{name}"),
+            None => format!("{}-{name}", self.url),
+        };
+        Fleet { url, env: self.env.clone(), work: self.work }
+    }
+    fn is_local(&self) -> bool {
+        self.url.starts_with("file://")
     }
     fn store(&self) -> store::Store {
         for (k, v) in &self.env {
@@ -242,6 +267,154 @@ fn a_fleet_run(fleet: &Fleet) {
     assert!(out.status.success(), "ladder: {}", String::from_utf8_lossy(&out.stderr));
     let table = String::from_utf8(s.get("ladder/ladder.tsv").unwrap().expect("the ladder's table in the store").to_vec()).unwrap();
     assert_eq!(table.lines().count(), 1 + GENERATIONS as usize, "a header and one rung per generation: {table}");
+}
+
+/// A second trainer refused: it leaves the stored config as it was (whether its own
+/// differs in the games count, refused by name, or only in `generations`, refused by the
+/// claim), and a second trainer on a fresh run loses generation 0 (the teacher stage) too.
+fn second_trainers(fleet: &Fleet) {
+    let run = fleet.another_run("second");
+    let s = run.store();
+    let cfg = config_with(fleet.work, "second.toml", |_| {});
+    let mut t1 = run.trainer("t1", &cfg, "second-t1");
+    // No worker: t1 holds generation 1 and waits for its games.
+    // It claims, then publishes the config.
+    wait_until("t1's claim and config", || s.get(keys::CONFIG).unwrap().is_some(), &mut [&mut t1]);
+    let stored = s.get(keys::CONFIG).unwrap().unwrap();
+    let fewer = config_with(fleet.work, "fewer.toml", |c| c["selfplay"]["games"] = 7.into());
+    let out = run.trainer("t2", &fewer, "second-t2").wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("selfplay.games"), "{err}");
+    let longer = config_with(fleet.work, "longer.toml", |c| c["generations"] = 9.into());
+    let out = run.trainer("t2", &longer, "second-t2").wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("held by trainer `t1`"), "{err}");
+    assert_eq!(s.get(keys::CONFIG).unwrap().unwrap(), stored, "a refused trainer rewrote the run's config");
+    assert!(t1.try_wait().unwrap().is_none(), "t1 must go on");
+    kill(t1);
+
+    // Generation 0: the teacher stage is claimed like any other generation.
+    let run = fleet.another_run("zero");
+    let s = run.store();
+    let teacher = config_with(fleet.work, "teacher.toml", |c| {
+        let t: toml::Table = toml::from_str(
+            "games = 12\ndepth = 1\ntemperature = 100.0\nmargin = 600\nrandom_plies = 4\nsample_plies = 6\nvalue_share = 1.0\nsteps = 400\nwindow_generations = 1\n",
+        )
+        .unwrap();
+        c.insert("teacher".into(), t.into());
+    });
+    let mut t1 = run.trainer("t1", &teacher, "zero-t1");
+    wait_until("t1's claim on generation 0", || !s.list(&keys::claims(0)).unwrap().is_empty(), &mut [&mut t1]);
+    let out = run.trainer("t2", &teacher, "zero-t2").wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("held by trainer `t1`"), "{err}");
+    if !run.is_local() {
+        assert!(!fleet.work.join("zero-t2/teacher").exists(), "the refused trainer played a teacher stage");
+    }
+    kill(t1);
+}
+
+/// A trainer killed after it published generation 1's model but before its evaluation,
+/// restarted on an empty work directory: it evaluates and goes on from the published
+/// model, never a retrained one; and a model altered in the store is refused on fetch.
+fn restart_after_publishing(fleet: &Fleet) {
+    let run = fleet.another_run("published");
+    let s = run.store();
+    let cfg = config_with(fleet.work, "published.toml", |c| c["generations"] = 2.into());
+    let mut t = run.trainer("t1", &cfg, "published-a");
+    let mut w = run.worker("w1");
+    wait_until("generation 1's evaluation", || s.get(&keys::eval_report(1)).unwrap().is_some(), &mut [&mut t, &mut w]);
+    kill(t);
+    // As if killed before the evaluation: the model is out, its evaluation is not.
+    s.delete(&keys::eval_report(1)).unwrap();
+    let published: ModelManifest = serde_json::from_slice(&s.get(&keys::model_manifest(1)).unwrap().unwrap()).unwrap();
+    let out = finish(run.trainer("t1", &cfg, "published-b"), "the restarted trainer");
+    assert!(out.contains("gen 2:"), "{out}");
+    finish(w, "w1");
+    let local = if run.is_local() { PathBuf::from(run.url.strip_prefix("file://").unwrap()) } else { fleet.work.join("published-b") };
+    let mut parts: Vec<Vec<u8>> = Vec::new();
+    for f in &published.files {
+        parts.push(f.name.as_bytes().to_vec());
+        parts.push(std::fs::read(local.join("models/gen-0001").join(&f.name)).unwrap());
+    }
+    assert_eq!(
+        records::run_dir::content_hash(parts.iter().map(|p| p.as_slice())),
+        published.hash,
+        "the restarted trainer evaluated another model than the published one"
+    );
+    assert!(s.get(&keys::eval_report(1)).unwrap().is_some() && s.get(&keys::eval_report(2)).unwrap().is_some());
+
+    // A byte of a published model changed in the store: refused, naming the model.
+    let key = format!("{}/{}", keys::model_dir(2), "model.json");
+    let mut bytes = s.get(&key).unwrap().unwrap().to_vec();
+    let last = bytes.len() - 2;
+    bytes[last] ^= 1;
+    s.put(&key, bytes).unwrap();
+    let e = pipeline::fleet::fetch_model(&s, 2, &fleet.work.join("fetch-cache")).unwrap_err();
+    assert!(format!("{e:#}").contains("damaged"), "{e:#}");
+}
+
+/// A trainer paused past its lease is replaced; resumed, it stops without publishing.
+fn a_paused_trainer(fleet: &Fleet) {
+    let run = fleet.another_run("paused");
+    let s = run.store();
+    let cfg = config_with(fleet.work, "paused.toml", |c| c["generations"] = 1.into());
+    let mut t1 = run.trainer_leased("t1", &cfg, "paused-t1", 2.0);
+    // Claimed, then the config out: t1 waits for generation 1's games.
+    wait_until("t1's config", || s.get(keys::CONFIG).unwrap().is_some(), &mut [&mut t1]);
+    std::thread::sleep(Duration::from_millis(300));
+    let signal = |sig: &str, child: &Child| assert!(Command::new("kill").args([sig, &child.id().to_string()]).status().unwrap().success());
+    signal("-STOP", &t1);
+    std::thread::sleep(Duration::from_secs(3));
+    let mut t2 = run.trainer_leased("t2", &cfg, "paused-t2", 2.0);
+    let mut w = run.worker("w1");
+    wait_until("t2's step manifest", || s.get(&keys::step_manifest(1)).unwrap().is_some(), &mut [&mut t2, &mut w]);
+    signal("-CONT", &t1);
+    let out = t1.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("lost generation 1"), "{err}");
+    finish(t2, "t2");
+    finish(w, "w1");
+    let m: StepManifest = serde_json::from_slice(&s.get(&keys::step_manifest(1)).unwrap().unwrap()).unwrap();
+    assert_eq!(m.trainer, "t2");
+    pipeline::fleet::fetch_model(&s, 1, &fleet.work.join("paused-cache")).expect("the published model is whole");
+}
+
+/// A step manifest naming a path outside the run is refused, and nothing is written there.
+fn a_hostile_step_manifest(fleet: &Fleet) {
+    let run = fleet.another_run("hostile");
+    let s = run.store();
+    let cfg = config_with(fleet.work, "hostile.toml", |_| {});
+    let outside = fleet.work.join("outside.shard");
+    for key in [outside.display().to_string(), "selfplay/gen-0001/w1/../../../../outside.shard".into()] {
+        let m = StepManifest { generation: 1, trainer: "t0".into(), games: vec![key.clone()] };
+        s.put(&keys::step_manifest(1), serde_json::to_vec(&m).unwrap()).unwrap();
+        let out = run.trainer("t1", &cfg, "hostile-t1").wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("is not a game's shard key"), "{key}: {err}");
+        assert!(!outside.exists());
+    }
+}
+
+fn restart_paths(fleet: &Fleet) {
+    second_trainers(fleet);
+    a_hostile_step_manifest(fleet);
+    a_paused_trainer(fleet);
+    restart_after_publishing(fleet);
+}
+
+#[test]
+fn restart_paths_on_a_real_s3_server() {
+    let garage = Garage::start();
+    let work = tempfile::tempdir().unwrap();
+    restart_paths(&Fleet { url: "s3://copper/run".into(), env: garage.env(), work: work.path() });
+}
+
+#[test]
+fn restart_paths_on_a_local_directory() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("run");
+    restart_paths(&Fleet { url: format!("file://{}", root.display()), env: Vec::new(), work: work.path() });
 }
 
 #[test]

@@ -20,6 +20,13 @@
 //!   one anyway.
 //! - `jobs/<job>/done` — the coordinator needs no more results (all in, or an SPRT
 //!   stopped the match); workers skip the job.
+//! - `jobs/<job>/errors/<worker>` — why that worker cannot play the job (a checkpoint
+//!   missing there, an engine its command line does not allow); deleted once it can. The
+//!   coordinator logs each, and gives up when no result has come for its `stall` time
+//!   while a worker has said it cannot play.
+//!
+//! Workers run no USI engine the job names unless their own command line allows it
+//! (`copper worker --allow-engine PATH`): the store is not trusted to name commands.
 //!
 //! The coordinator counts results in unit order (the order of a local run's job list),
 //! so its outputs, the SPRT's stopping point included, do not depend on which worker is
@@ -70,6 +77,9 @@ pub fn results_prefix(job: &str) -> String {
 pub fn unit_key(job: &str, unit: u64) -> String {
     format!("jobs/{job}/results/{unit:012}.json")
 }
+fn error_key(job: &str, worker: &str) -> String {
+    format!("jobs/{job}/errors/{worker}")
+}
 fn claim_key(job: &str, unit: u64, worker: &str) -> String {
     format!("jobs/{job}/claims/{unit:012}/{worker}")
 }
@@ -92,16 +102,36 @@ fn read_result(store: &Store, key: &str, unit: u64) -> Result<JobResult> {
 // ---------------------------------------------------------------------------------------
 // The coordinator's side.
 
+/// How a coordinator waits: it looks at the store every `poll`, and gives up once no
+/// result has come for `stall` while some worker says it cannot play the job.
+#[derive(Clone, Copy, Debug)]
+pub struct Patience {
+    pub poll: Duration,
+    pub stall: Duration,
+}
+
 /// A [`Remote`] that publishes the work as a job in `store` and hands its results on as
-/// workers upload them, looking every `poll`.
-pub fn remote(store: Store, poll: Duration) -> Remote {
+/// workers upload them.
+pub fn remote(store: Store, patience: Patience) -> Remote {
     Remote(Arc::new(move |work: &RemoteWork<'_>, stop: &AtomicBool, on_result: &(dyn Fn(JobResult) + Sync)| {
-        coordinate(&store, poll, work, stop, on_result).map_err(|e| format!("{e:#}"))
+        coordinate(&store, patience, work, stop, on_result).map_err(|e| format!("{e:#}"))
     }))
 }
 
+/// The workers' reports that they cannot play `job`: (worker, why).
+fn worker_errors(store: &Store, job: &str) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for l in store.list(&format!("jobs/{job}/errors"))? {
+        let worker = l.key.rsplit('/').next().unwrap_or_default().to_string();
+        if let Some(bytes) = store.get(&l.key)? {
+            out.push((worker, String::from_utf8_lossy(&bytes).into_owned()));
+        }
+    }
+    Ok(out)
+}
+
 /// Publishes `work` and calls `on_result` with each of `work.todo`'s results in order.
-pub fn coordinate(store: &Store, poll: Duration, work: &RemoteWork<'_>, stop: &AtomicBool, on_result: &(dyn Fn(JobResult) + Sync)) -> Result<()> {
+fn coordinate(store: &Store, patience: Patience, work: &RemoteWork<'_>, stop: &AtomicBool, on_result: &(dyn Fn(JobResult) + Sync)) -> Result<()> {
     let (job, bytes) = JobFile { kind: work.kind.to_string(), spec: work.spec.clone() }.encode()?;
     if store.get(&job_key(&job))?.is_none() {
         store.put_new(&job_key(&job), bytes)?;
@@ -114,6 +144,9 @@ pub fn coordinate(store: &Store, poll: Duration, work: &RemoteWork<'_>, stop: &A
     store.delete(&done_key(&job))?;
     tracing::info!(store = store.url(), job = %job, games = work.todo.len(), "published; waiting for workers (copper worker --store {})", store.url());
     let mut next = 0;
+    let mut last_result = std::time::Instant::now();
+    let mut last_error_look = std::time::Instant::now();
+    let mut told: BTreeMap<String, String> = BTreeMap::new();
     while next < work.todo.len() && !stop.load(Relaxed) {
         let have: BTreeSet<u64> = store.list(&results_prefix(&job))?.iter().filter_map(|l| unit_of(l.key.rsplit('/').next()?)).collect();
         let before = next;
@@ -133,9 +166,34 @@ pub fn coordinate(store: &Store, poll: Duration, work: &RemoteWork<'_>, stop: &A
             on_result(r);
             next += 1;
         }
-        if next == before {
-            std::thread::sleep(poll);
+        if next > before {
+            last_result = std::time::Instant::now();
+            continue;
         }
+        // The workers' errors cost a listing: looked at now and then, not every poll.
+        let stalled = last_result.elapsed() >= patience.stall;
+        if stalled || last_error_look.elapsed() >= patience.stall / 4 {
+            last_error_look = std::time::Instant::now();
+            let errors = worker_errors(store, &job)?;
+            for (worker, why) in &errors {
+                if told.get(worker) != Some(why) {
+                    tracing::warn!(job = %job, worker = %worker, "a worker cannot play this job: {why}");
+                    told.insert(worker.clone(), why.clone());
+                }
+            }
+            if stalled && !errors.is_empty() {
+                let list: Vec<String> = errors.iter().map(|(w, why)| format!("{w}: {why}")).collect();
+                bail!(
+                    "{}: job {job} has had no result for {:.0} s and workers cannot play it ({} of {} games in); {}",
+                    store.url(),
+                    patience.stall.as_secs_f64(),
+                    next,
+                    work.todo.len(),
+                    list.join("; ")
+                );
+            }
+        }
+        std::thread::sleep(patience.poll);
     }
     store.put(&done_key(&job), "done")?;
     Ok(())
@@ -178,12 +236,40 @@ impl Prepared {
     }
 }
 
+/// How long a job that could not be built waits before this worker tries again (the
+/// missing file may have been put in place meanwhile).
+const RETRY_PREPARE: Duration = Duration::from_secs(60);
+
+/// The USI engine commands a job's spec names: every string that is a `usi:` player spec
+/// (wherever the job kind keeps its players).
+fn usi_engines(spec: &serde_json::Value) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![spec];
+    while let Some(v) = stack.pop() {
+        match v {
+            serde_json::Value::String(s) => {
+                let t = s.trim_start();
+                if t.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("usi:")) {
+                    out.insert(t[4..].split(',').next().unwrap_or_default().trim().to_string());
+                }
+            }
+            serde_json::Value::Array(a) => stack.extend(a),
+            serde_json::Value::Object(o) => stack.extend(o.values()),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Serves the store's jobs one game at a time (`copper worker`).
 pub struct JobServer {
     store: Store,
     id: String,
-    /// Jobs built so far; a job that cannot be built is remembered with its error.
-    prepared: HashMap<String, Result<Arc<Prepared>, String>>,
+    /// The USI engines this worker's command line allows jobs to run.
+    allowed_engines: Vec<std::path::PathBuf>,
+    /// Jobs built so far; a job that cannot be built is remembered with its error and
+    /// when, and tried again after [`RETRY_PREPARE`].
+    prepared: HashMap<String, Result<Arc<Prepared>, (String, std::time::Instant)>>,
     /// Games this server played.
     pub played: u64,
 }
@@ -199,12 +285,24 @@ struct JobState {
 }
 
 impl JobServer {
-    /// A server named `id` (its claims carry the name).
-    pub fn new(store: Store, id: &str) -> Result<JobServer> {
+    /// A server named `id` (its claims carry the name) that runs only the USI engines in
+    /// `allowed_engines`.
+    pub fn new(store: Store, id: &str, allowed_engines: Vec<std::path::PathBuf>) -> Result<JobServer> {
         if id.is_empty() || id.contains('/') || id.starts_with('.') {
             bail!("worker id `{id}`: must be non-empty, without `/`, not starting with `.`");
         }
-        Ok(JobServer { store, id: id.to_string(), prepared: HashMap::new(), played: 0 })
+        Ok(JobServer { store, id: id.to_string(), allowed_engines, prepared: HashMap::new(), played: 0 })
+    }
+
+    /// Refuses a job that names a USI engine this worker was not allowed to run.
+    fn check_engines(&self, file: &JobFile) -> Result<()> {
+        let same = |a: &std::path::Path, b: &std::path::Path| a == b || a.canonicalize().ok().is_some_and(|x| b.canonicalize().ok() == Some(x));
+        for engine in usi_engines(&file.spec) {
+            if !self.allowed_engines.iter().any(|a| same(a, std::path::Path::new(&engine))) {
+                bail!("it runs the USI engine `{engine}`, which this worker does not allow (start it with --allow-engine {engine} to allow it)");
+            }
+        }
+        Ok(())
     }
 
     fn states(&self) -> Result<BTreeMap<String, JobState>> {
@@ -229,18 +327,26 @@ impl JobServer {
     }
 
     fn prepare(&mut self, job: &str) -> Result<Option<Arc<Prepared>>> {
-        if !self.prepared.contains_key(job) {
+        let retry = matches!(self.prepared.get(job), Some(Err((_, when))) if when.elapsed() >= RETRY_PREPARE);
+        if retry || !self.prepared.contains_key(job) {
             let key = job_key(job);
             let Some(bytes) = self.store.get(&key)? else { return Ok(None) };
             let built = serde_json::from_slice::<JobFile>(&bytes)
                 .context("not a job file")
+                .and_then(|f| self.check_engines(&f).map(|()| f))
                 .and_then(|f| Prepared::new(&f))
                 .map(Arc::new)
                 .map_err(|e| format!("{}: `{key}`: {e:#}", self.store.url()));
-            if let Err(e) = &built {
-                tracing::warn!("skipping job {job}: {e}");
+            match &built {
+                Err(e) => {
+                    tracing::warn!("skipping job {job}: {e}");
+                    // The coordinator learns why this worker plays none of its games.
+                    self.store.put(&error_key(job, &self.id), e.clone())?;
+                }
+                Ok(_) if retry => self.store.delete(&error_key(job, &self.id))?,
+                Ok(_) => {}
             }
-            self.prepared.insert(job.to_string(), built);
+            self.prepared.insert(job.to_string(), built.map_err(|e| (e, std::time::Instant::now())));
         }
         Ok(self.prepared[job].as_ref().ok().cloned())
     }
@@ -315,7 +421,7 @@ mod tests {
         let file = JobFile { kind: "arena".into(), spec: spec.clone() };
         let (job, bytes) = file.encode().unwrap();
         store.put_new(&job_key(&job), bytes).unwrap();
-        let mut server = JobServer::new(store.clone(), "w1").unwrap();
+        let mut server = JobServer::new(store.clone(), "w1", Vec::new()).unwrap();
         let units = cfg.jobs().len();
         // Every unit is played once; then there is nothing left.
         for _ in 0..units {
@@ -329,7 +435,10 @@ mod tests {
         let todo: Vec<Job> = cfg.jobs();
         let seen = std::sync::Mutex::new(Vec::new());
         let work = RemoteWork { kind: "arena", spec, todo: &todo };
-        coordinate(&store, Duration::from_millis(10), &work, &AtomicBool::new(false), &|r| seen.lock().unwrap().push(r.job.id)).unwrap();
+        coordinate(&store, Patience { poll: Duration::from_millis(10), stall: Duration::from_secs(60) }, &work, &AtomicBool::new(false), &|r| {
+            seen.lock().unwrap().push(r.job.id)
+        })
+        .unwrap();
         assert_eq!(*seen.lock().unwrap(), todo.iter().map(|j| j.id).collect::<Vec<_>>(), "each game once, in order");
         assert!(store.get(&done_key(&job)).unwrap().is_some());
         assert!(!server.serve_one().unwrap(), "a done job is not served");
@@ -345,7 +454,68 @@ mod tests {
         store.put_new(&unit_key(&job, 0), "{not json").unwrap();
         let todo = cfg.jobs();
         let work = RemoteWork { kind: "arena", spec, todo: &todo };
-        let e = coordinate(&store, Duration::from_millis(10), &work, &AtomicBool::new(false), &|_| {}).unwrap_err();
+        let e = coordinate(&store, Patience { poll: Duration::from_millis(10), stall: Duration::from_secs(60) }, &work, &AtomicBool::new(false), &|_| {})
+            .unwrap_err();
         assert!(format!("{e:#}").contains(&unit_key(&job, 0)), "{e:#}");
+    }
+
+    /// A job that names a USI engine the worker's command line does not allow is refused
+    /// before anything runs, and the worker says why in the store.
+    #[test]
+    fn a_job_naming_an_engine_the_worker_does_not_allow_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("store").to_str().unwrap()).unwrap();
+        let marker = dir.path().join("ran");
+        let mut cfg = tournament(dir.path());
+        // Were it run, this "engine" would leave a file behind.
+        let script = dir.path().join("engine.sh");
+        std::fs::write(&script, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        cfg.players = vec![format!("usi:{},name=x", script.display()), "random,name=r".into()];
+        let spec = serde_json::to_value(&cfg).unwrap();
+        assert_eq!(usi_engines(&spec), BTreeSet::from([script.display().to_string()]));
+        let (job, bytes) = JobFile { kind: "arena".into(), spec }.encode().unwrap();
+        store.put_new(&job_key(&job), bytes).unwrap();
+        let mut server = JobServer::new(store.clone(), "w1", vec!["/usr/games/fairy-stockfish".into()]).unwrap();
+        assert!(!server.serve_one().unwrap(), "nothing is played");
+        assert!(!marker.exists(), "the engine ran");
+        let why = String::from_utf8(store.get(&error_key(&job, "w1")).unwrap().unwrap().to_vec()).unwrap();
+        assert!(why.contains("--allow-engine"), "{why}");
+        assert!(store.list(&results_prefix(&job)).unwrap().is_empty());
+    }
+
+    /// Engines are found wherever a job kind keeps its player specs, in any case.
+    #[test]
+    fn the_engines_of_a_nested_spec_are_all_found() {
+        let spec = serde_json::json!({"tiers": [{"player": "USI:/opt/a,nodes=1"}, {"player": "alphabeta,depth=2"}], "x": ["  usi:/opt/b"]});
+        assert_eq!(usi_engines(&spec), BTreeSet::from(["/opt/a".to_string(), "/opt/b".to_string()]));
+    }
+
+    /// A job no worker can prepare (a checkpoint missing on the workers) makes its
+    /// coordinator stop with the workers' reasons, not wait forever.
+    #[test]
+    fn a_job_no_worker_can_prepare_stops_its_coordinator_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("store").to_str().unwrap()).unwrap();
+        let mut cfg = tournament(dir.path());
+        cfg.players = vec![format!("checkpoint:{}/nowhere,name=c", dir.path().display()), "random,name=r".into()];
+        let spec = serde_json::to_value(&cfg).unwrap();
+        let todo = cfg.jobs();
+        let work = RemoteWork { kind: "arena", spec, todo: &todo };
+        let stop = AtomicBool::new(false);
+        let e = std::thread::scope(|scope| {
+            let serving = scope.spawn(|| {
+                let mut server = JobServer::new(store.clone(), "w7", Vec::new()).unwrap();
+                server.serve(Duration::from_millis(10), &stop)
+            });
+            let e =
+                coordinate(&store, Patience { poll: Duration::from_millis(10), stall: Duration::from_millis(300) }, &work, &AtomicBool::new(false), &|_| {})
+                    .unwrap_err();
+            stop.store(true, Relaxed);
+            serving.join().unwrap().unwrap();
+            e
+        });
+        let text = format!("{e:#}");
+        assert!(text.contains("w7: ") && text.contains("nowhere"), "{text}");
     }
 }

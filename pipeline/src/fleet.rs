@@ -46,25 +46,48 @@ fn read_manifest<T: for<'de> serde::Deserialize<'de>>(store: &Store, key: &str) 
     Ok(Some(serde_json::from_slice(&bytes).with_context(|| format!("{}/{key} is corrupt", store.url()))?))
 }
 
+/// The step manifest of generation `g`, checked: every key a game's shard of a generation
+/// up to `g` inside the run (a manifest is input; a key such as `/home/…` or `../..` would
+/// make the trainer write outside its directory).
+fn read_step_manifest(store: &Store, g: u32) -> Result<Option<StepManifest>> {
+    let Some(m) = read_manifest::<StepManifest>(store, &keys::step_manifest(g))? else { return Ok(None) };
+    if let Some(k) = m.games.iter().find(|k| !keys::is_inside(k) || keys::parse_game_shard(k).is_none_or(|(kg, _, _)| kg > g)) {
+        bail!("{}/{}: `{k}` is not a game's shard key", store.url(), keys::step_manifest(g));
+    }
+    Ok(Some(m))
+}
+
 /// Generation `g`'s model as a local directory: in place on a local root, else downloaded
 /// once into `cache/models/<hash>/` (a model with a manifest never changes).
 pub fn fetch_model(store: &Store, g: u32, cache: &Path) -> Result<PathBuf> {
     let manifest: ModelManifest =
         read_manifest(store, &keys::model_manifest(g))?.ok_or_else(|| anyhow!("{}: generation {g} has no published model", store.url()))?;
+    if let Some(f) = manifest.files.iter().find(|f| !is_plain_name(&f.name)) {
+        bail!("{}/{}: `{}` is not a plain file name", store.url(), keys::model_manifest(g), f.name);
+    }
+    if !is_plain_name(&manifest.hash) {
+        bail!("{}/{}: hash `{}` is not a plain name", store.url(), keys::model_manifest(g), manifest.hash);
+    }
     if let Some(dir) = store.local_path(&keys::model_dir(g)) {
+        let files = manifest.files.iter().map(|f| std::fs::read(dir.join(&f.name)).with_context(|| format!("reading {}", dir.join(&f.name).display())));
+        check_model(store, g, &manifest, &files.collect::<Result<Vec<_>>>()?)?;
         return Ok(dir);
     }
     let dir = cache.join("models").join(&manifest.hash);
     if dir.join("model.json").exists() {
         return Ok(dir);
     }
+    let mut files = Vec::new();
+    for f in &manifest.files {
+        let key = format!("{}/{}", keys::model_dir(g), f.name);
+        files.push(store.get(&key)?.ok_or_else(|| anyhow!("{}/{key} is listed in the manifest but missing", store.url()))?);
+    }
+    check_model(store, g, &manifest, &files)?;
     let tmp = cache.join("models").join(format!(".{}.{}.tmp", manifest.hash, std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    for f in &manifest.files {
-        let key = format!("{}/{}", keys::model_dir(g), f.name);
-        let bytes = store.get(&key)?.ok_or_else(|| anyhow!("{}/{key} is listed in the manifest but missing", store.url()))?;
-        std::fs::write(tmp.join(&f.name), &bytes).with_context(|| format!("writing {}", tmp.join(&f.name).display()))?;
+    for (f, bytes) in manifest.files.iter().zip(&files) {
+        std::fs::write(tmp.join(&f.name), bytes.as_ref()).with_context(|| format!("writing {}", tmp.join(&f.name).display()))?;
     }
     match std::fs::rename(&tmp, &dir) {
         Ok(()) => {}
@@ -75,6 +98,47 @@ pub fn fetch_model(store: &Store, g: u32, cache: &Path) -> Result<PathBuf> {
         Err(e) => return Err(e).with_context(|| format!("moving the model into {}", dir.display())),
     }
     Ok(dir)
+}
+
+/// Refuses a model whose files are not the ones its manifest names: a file of another
+/// size, or contents whose hash is not the manifest's (altered, or mixed from two writers).
+fn check_model<B: AsRef<[u8]>>(store: &Store, g: u32, manifest: &ModelManifest, files: &[B]) -> Result<()> {
+    let mut parts: Vec<&[u8]> = Vec::new();
+    for (f, bytes) in manifest.files.iter().zip(files) {
+        let bytes = bytes.as_ref();
+        if bytes.len() as u64 != f.size {
+            bail!("{}/{}/{}: {} bytes, its manifest says {}; the model is damaged", store.url(), keys::model_dir(g), f.name, bytes.len(), f.size);
+        }
+        parts.push(f.name.as_bytes());
+        parts.push(bytes);
+    }
+    let hash = content_hash(parts);
+    if hash != manifest.hash {
+        bail!(
+            "{}/{}: the files hash to {hash}, the manifest says {}; the model is damaged or mixed from two trainers",
+            store.url(),
+            keys::model_dir(g),
+            manifest.hash
+        );
+    }
+    Ok(())
+}
+
+/// A name that stays inside the directory it is joined to.
+fn is_plain_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\'])
+}
+
+/// Writes `key` once: a refused put (the key exists) is fine only when the stored bytes
+/// are these (this trainer's own earlier life); anything else was written by another.
+fn put_once(store: &Store, key: &str, bytes: Vec<u8>) -> Result<()> {
+    if store.put_new(key, bytes.clone())? {
+        return Ok(());
+    }
+    match store.get(key)? {
+        Some(stored) if stored.as_ref() == bytes.as_slice() => Ok(()),
+        _ => bail!("{}/{key} was written by another trainer; this trainer stops", store.url()),
+    }
 }
 
 /// Publishes the model in `dir` as generation `g`: its files, then the manifest.
@@ -98,7 +162,7 @@ fn publish_model(store: &Store, g: u32, dir: &Path) -> Result<()> {
     let mut parts: Vec<&[u8]> = Vec::new();
     for (n, bytes) in names.iter().zip(&contents) {
         if !in_place {
-            store.put_new(&format!("{}/{n}", keys::model_dir(g)), bytes.clone())?;
+            put_once(store, &format!("{}/{n}", keys::model_dir(g)), bytes.clone())?;
         }
         parts.push(n.as_bytes());
         parts.push(bytes);
@@ -108,7 +172,7 @@ fn publish_model(store: &Store, g: u32, dir: &Path) -> Result<()> {
         hash: content_hash(parts),
         files: names.iter().zip(&contents).map(|(n, b)| ManifestFile { name: n.clone(), size: b.len() as u64 }).collect(),
     };
-    store.put_new(&keys::model_manifest(g), serde_json::to_vec_pretty(&manifest)?)?;
+    put_once(store, &keys::model_manifest(g), serde_json::to_vec_pretty(&manifest)?)?;
     Ok(())
 }
 
@@ -308,6 +372,9 @@ fn local_run(store: &Store, opts: &TrainerOptions) -> Result<RunDir> {
 /// A local file for `key`: in place on a local root, else downloaded into `local` once
 /// (objects other than the report never change).
 fn sync_down(store: &Store, local: &RunDir, key: &str) -> Result<Option<PathBuf>> {
+    if !keys::is_inside(key) {
+        bail!("{}: `{key}` is not a key inside the run; refusing to write it", store.url());
+    }
     if let Some(p) = store.local_path(key) {
         return Ok(p.exists().then_some(p));
     }
@@ -405,24 +472,106 @@ fn with_heartbeat<T>(store: &Store, id: &str, lease: Duration, f: impl FnOnce() 
     })
 }
 
-/// The run's config: `cfg` saved in the store (refused if the store holds a different
-/// run), or the stored one when `cfg` is `None`. Workers read it, so it is saved before
-/// any worker of this run starts (a worker reading an older config could take the run
-/// for finished).
-pub fn publish_config(store: &Store, cfg: Option<&RunConfig>) -> Result<RunConfig> {
-    match (cfg, stored_config(store)?) {
-        (Some(c), stored) => {
-            if let Some(old) = stored {
-                if old.variant != c.variant || old.options != c.options || old.network != c.network || old.seed != c.seed {
-                    bail!("{} holds a different run (variant, options, network or seed differ); choose another root", store.url());
+/// The keys a trainer may change in a stored run's config: how many generations the run
+/// has (it can be extended), and its own threads and local directory.
+const CHANGEABLE_KEYS: [&str; 3] = ["generations", "threads", "run_dir"];
+
+/// The dotted keys whose values differ between two configs, [`CHANGEABLE_KEYS`] aside.
+pub fn config_differences(stored: &RunConfig, given: &RunConfig) -> Vec<String> {
+    fn walk(prefix: &str, a: &toml::Value, b: &toml::Value, out: &mut Vec<String>) {
+        match (a, b) {
+            (toml::Value::Table(x), toml::Value::Table(y)) => {
+                let names: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+                for k in names {
+                    let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                    match (x.get(k), y.get(k)) {
+                        (Some(v), Some(w)) => walk(&key, v, w, out),
+                        _ => out.push(key),
+                    }
                 }
             }
-            store.put(keys::CONFIG, c.to_toml())?;
+            _ if a != b => out.push(prefix.to_string()),
+            _ => {}
+        }
+    }
+    let value = |c: &RunConfig| toml::Value::Table(toml::from_str(&c.to_toml()).expect("a config's own TOML parses"));
+    let mut out = Vec::new();
+    walk("", &value(stored), &value(given), &mut out);
+    out.retain(|k| !CHANGEABLE_KEYS.contains(&k.as_str()));
+    out
+}
+
+/// The run's config as a trainer given `cfg` (or none: the stored one) works with it,
+/// written nowhere: refused where the store holds a run whose config differs in more
+/// than [`CHANGEABLE_KEYS`] (a trainer that could rewrite it would change the games
+/// every worker plays under the trainer that holds the run).
+pub fn agreed_config(store: &Store, cfg: Option<&RunConfig>) -> Result<RunConfig> {
+    match (cfg, stored_config(store)?) {
+        (Some(c), Some(old)) => {
+            let differ = config_differences(&old, c);
+            if !differ.is_empty() {
+                let shown: Vec<String> = differ.iter().take(8).cloned().collect();
+                bail!(
+                    "{} holds a run whose config differs from this one in {}{}: resume it with the stored config (no --config), or choose another root",
+                    store.url(),
+                    shown.join(", "),
+                    if differ.len() > shown.len() { format!(" and {} more", differ.len() - shown.len()) } else { String::new() }
+                );
+            }
             Ok(c.clone())
         }
+        (Some(c), None) => Ok(c.clone()),
         (None, Some(stored)) => Ok(stored),
         (None, None) => bail!("{} holds no run: give the trainer a --config", store.url()),
     }
+}
+
+/// The run's config: `cfg` saved in the store (refused as [`agreed_config`] refuses), or
+/// the stored one when `cfg` is `None`. Workers read it, so it is saved before any worker
+/// of this run starts (a worker reading an older config could take the run for finished).
+pub fn publish_config(store: &Store, cfg: Option<&RunConfig>) -> Result<RunConfig> {
+    let agreed = agreed_config(store, cfg)?;
+    if cfg.is_some() && stored_config(store)?.is_none_or(|old| old.to_toml() != agreed.to_toml()) {
+        store.put(keys::CONFIG, agreed.to_toml())?;
+    }
+    Ok(agreed)
+}
+
+/// The first generation a trainer of this run has to work on (0: the model of generation
+/// 0 is still to make), `None` when every generation is done.
+fn first_generation_to_do(store: &Store, cfg: &RunConfig) -> Result<Option<u32>> {
+    if store.get(&keys::model_manifest(0))?.is_none() && (cfg.initial_model.is_some() || cfg.teacher.enabled()) {
+        return Ok(Some(0));
+    }
+    for g in 1..=cfg.generations {
+        if store.get(&keys::eval_report(g))?.is_none() {
+            return Ok(Some(g));
+        }
+    }
+    Ok(None)
+}
+
+/// Claims generation `g` for this trainer ([`store::race`], the holder of the previous
+/// step having the right of way), or says who holds it.
+fn claim(store: &Store, opts: &TrainerOptions, g: u32) -> Result<()> {
+    let incumbent = match g {
+        0 => None,
+        _ => read_manifest::<StepManifest>(store, &keys::step_manifest(g - 1))?.map(|m| m.trainer).filter(|t| !t.is_empty()),
+    };
+    if let RaceResult::Lost { winner } = store::race(store, &keys::claims(g), &opts.id, incumbent.as_deref(), opts.settle, opts.lease)? {
+        bail!("generation {g} is held by trainer `{winner}` on {}; this trainer ({}) stops", store.url(), opts.id);
+    }
+    Ok(())
+}
+
+/// Fencing before each write that publishes: a trainer whose claim on `g` another trainer
+/// voided (it was silent past its lease: paused, suspended, cut off) has been replaced,
+/// and stops rather than publish beside its replacement.
+fn still_holds(store: &Store, opts: &TrainerOptions, g: u32) -> Result<()> {
+    if store::voided(store, &keys::claims(g), &opts.id)? {
+        bail!("trainer `{}` lost generation {g} on {} while it was silent past its lease; it stops without publishing", opts.id, store.url());
+    }
+    Ok(())
 }
 
 /// `copper trainer`: trains the run in `store` generation by generation with the games
@@ -430,6 +579,13 @@ pub fn publish_config(store: &Store, cfg: Option<&RunConfig>) -> Result<RunConfi
 /// Calls `after_generation` with the local run directory after each generation.
 pub fn run_trainer(store: &Store, cfg: Option<&RunConfig>, opts: &TrainerOptions, show: bool, after_generation: &mut dyn FnMut(&Path)) -> Result<()> {
     let local = local_run(store, opts)?;
+    // A trainer that loses the run must leave it as it was: it claims its first
+    // generation before it writes anything, the config included.
+    let agreed = agreed_config(store, cfg)?;
+    let first = first_generation_to_do(store, &agreed)?;
+    if let Some(g) = first {
+        claim(store, opts, g)?;
+    }
     let cfg = publish_config(store, cfg)?;
     let cfg = RunConfig { run_dir: local.0.clone(), ..cfg };
     std::fs::create_dir_all(&local.0).with_context(|| format!("creating {}", local.0.display()))?;
@@ -439,15 +595,14 @@ pub fn run_trainer(store: &Store, cfg: Option<&RunConfig>, opts: &TrainerOptions
     model::init_cpu_threads(cfg.threads);
     tracing::info!(store = store.url(), trainer = %opts.id, generations = cfg.generations, "trainer");
     if store.get(&keys::model_manifest(0))?.is_none() && (cfg.initial_model.is_some() || cfg.teacher.enabled()) {
-        with_heartbeat(store, &opts.id, opts.lease, || model_zero(store, &local, &cfg, show))?;
+        with_heartbeat(store, &opts.id, opts.lease, || model_zero(store, &local, &cfg, opts, show))?;
     }
     for g in 1..=cfg.generations {
         if store.get(&keys::eval_report(g))?.is_some() {
             continue;
         }
-        let incumbent = read_manifest::<StepManifest>(store, &keys::step_manifest(g - 1))?.map(|m| m.trainer).filter(|t| !t.is_empty());
-        if let RaceResult::Lost { winner } = store::race(store, &keys::claims(g), &opts.id, incumbent.as_deref(), opts.settle, opts.lease)? {
-            bail!("generation {g} is held by trainer `{winner}` on {}; this trainer ({}) stops", store.url(), opts.id);
+        if first != Some(g) {
+            claim(store, opts, g)?;
         }
         let t = Instant::now();
         let summary = with_heartbeat(store, &opts.id, opts.lease, || train_one(store, &local, &cfg, opts, g, show))?;
@@ -467,7 +622,7 @@ pub fn run_trainer(store: &Store, cfg: Option<&RunConfig>, opts: &TrainerOptions
 
 /// Generation 0 from `initial_model` or the teacher stage, published with the teacher's
 /// games as step 0.
-fn model_zero(store: &Store, local: &RunDir, cfg: &RunConfig, show: bool) -> Result<()> {
+fn model_zero(store: &Store, local: &RunDir, cfg: &RunConfig, opts: &TrainerOptions, show: bool) -> Result<()> {
     if let Some(dir) = &cfg.initial_model {
         run_loop::start_from_model(local, cfg, dir)?;
     }
@@ -478,17 +633,21 @@ fn model_zero(store: &Store, local: &RunDir, cfg: &RunConfig, show: bool) -> Res
             .filter(|p| p.extension().is_some_and(|x| x == "shard"))
             .map(|p| format!("{}/{}", keys::selfplay_dir(0), p.file_name().unwrap().to_string_lossy()))
             .collect();
+        still_holds(store, opts, 0)?;
         if store.local_root().is_none() {
+            // A game already there is an earlier life's (or a replaced trainer's) copy
+            // of the same seeded game.
             for k in &shards {
                 store.put_new(k, std::fs::read(local.0.join(k))?)?;
             }
             sync_up(store, local, "teacher")?;
             sync_up(store, local, &keys::train_report(0))?;
         }
-        store.put_new(&keys::step_manifest(0), serde_json::to_vec_pretty(&StepManifest { generation: 0, trainer: String::new(), games: shards })?)?;
+        store.put_new(&keys::step_manifest(0), serde_json::to_vec_pretty(&StepManifest { generation: 0, trainer: opts.id.clone(), games: shards })?)?;
     }
-    publish_model(store, 0, &local.model(0))?;
+    still_holds(store, opts, 0)?;
     upload_checkpoint(store, local, 0)?;
+    publish_model(store, 0, &local.model(0))?;
     Ok(())
 }
 
@@ -496,16 +655,16 @@ fn upload_checkpoint(store: &Store, local: &RunDir, g: u32) -> Result<()> {
     if store.local_root().is_some() || !local.checkpoint().exists() {
         return Ok(());
     }
-    store.put_new(&keys::checkpoint_after(g), std::fs::read(local.checkpoint())?)?;
-    Ok(())
+    put_once(store, &keys::checkpoint_after(g), std::fs::read(local.checkpoint())?)
 }
 
-/// A trainer on a fresh machine starts from the newest checkpoint in the store before `g`.
+/// A trainer on a fresh machine starts from the newest checkpoint in the store up to `g`
+/// (`g`'s own where an earlier life trained it and was stopped before its evaluation).
 fn restore_checkpoint(store: &Store, local: &RunDir, g: u32) -> Result<()> {
     if store.local_root().is_some() || local.checkpoint().exists() {
         return Ok(());
     }
-    let newest = store.list("trainer")?.iter().filter_map(|l| keys::checkpoint_generation(&l.key)).filter(|&c| c < g).max();
+    let newest = store.list("trainer")?.iter().filter_map(|l| keys::checkpoint_generation(&l.key)).filter(|&c| c <= g).max();
     if let Some(c) = newest {
         let bytes = store.get(&keys::checkpoint_after(c))?.ok_or_else(|| anyhow!("{}: checkpoint {c} vanished", store.url()))?;
         records::write_atomic(&local.checkpoint(), &bytes)?;
@@ -517,7 +676,7 @@ fn restore_checkpoint(store: &Store, local: &RunDir, g: u32) -> Result<()> {
 /// The step manifest of generation `g`: the stored one, or — once generation `g` has its
 /// games — every finished game of generations `1..=g` that no earlier step consumed.
 fn step_games(store: &Store, cfg: &RunConfig, opts: &TrainerOptions, g: u32, show: bool) -> Result<(StepManifest, f64)> {
-    if let Some(m) = read_manifest::<StepManifest>(store, &keys::step_manifest(g))? {
+    if let Some(m) = read_step_manifest(store, g)? {
         return Ok((m, 0.0));
     }
     let started = Instant::now();
@@ -538,7 +697,7 @@ fn step_games(store: &Store, cfg: &RunConfig, opts: &TrainerOptions, g: u32, sho
     let seconds = started.elapsed().as_secs_f64();
     let mut used = BTreeSet::new();
     for earlier in 1..g {
-        if let Some(m) = read_manifest::<StepManifest>(store, &keys::step_manifest(earlier))? {
+        if let Some(m) = read_step_manifest(store, earlier)? {
             used.extend(m.games);
         }
     }
@@ -553,9 +712,10 @@ fn step_games(store: &Store, cfg: &RunConfig, opts: &TrainerOptions, g: u32, sho
         _ => seconds,
     };
     let manifest = StepManifest { generation: g, trainer: opts.id.clone(), games: games.into_iter().map(|l| l.key).collect() };
+    still_holds(store, opts, g)?;
     store.put_new(&keys::step_manifest(g), serde_json::to_vec_pretty(&manifest)?)?;
     // A trainer that lost the manifest's put to its own earlier life reads the stored one.
-    let stored = read_manifest::<StepManifest>(store, &keys::step_manifest(g))?.unwrap_or(manifest);
+    let stored = read_step_manifest(store, g)?.unwrap_or(manifest);
     Ok((stored, seconds))
 }
 
@@ -602,16 +762,34 @@ fn train_one(store: &Store, local: &RunDir, cfg: &RunConfig, opts: &TrainerOptio
     // The window: the teacher's games while they are in it, and the last steps' games.
     let mut shards = Vec::new();
     for gen in run_loop::window_generations(cfg, g) {
-        let Some(m) = read_manifest::<StepManifest>(store, &keys::step_manifest(gen))? else { continue };
+        let Some(m) = read_step_manifest(store, gen)? else { continue };
         for k in &m.games {
             shards.extend(sync_down(store, local, k)?);
         }
     }
-    restore_checkpoint(store, local, g)?;
+    if store.get(&keys::model_manifest(g))?.is_some() {
+        // Published by an earlier life that stopped before its evaluation: the workers
+        // play this model, so it is the one evaluated and trained on, never a retrained
+        // one, and the trainer goes on from the checkpoint that made it.
+        if store.local_root().is_none() {
+            let bytes = store
+                .get(&keys::checkpoint_after(g))?
+                .ok_or_else(|| anyhow!("{}: model {g} is published without {}", store.url(), keys::checkpoint_after(g)))?;
+            records::write_atomic(&local.checkpoint(), &bytes)?;
+            let dir = fetch_model(store, g, &local.0.join("cache"))?;
+            copy_dir(&dir, &local.model(g))?;
+        }
+        sync_down(store, local, &keys::train_report(g))?;
+    } else {
+        restore_checkpoint(store, local, g)?;
+    }
     let train = run_loop::train_generation_on(local, cfg, g, shards, show)?;
+    still_holds(store, opts, g)?;
     upload_checkpoint(store, local, g)?;
-    publish_model(store, g, &local.model(g))?;
+    // The report before the model: a published model always has its report beside it.
     sync_up(store, local, &keys::train_report(g))?;
+    still_holds(store, opts, g)?;
+    publish_model(store, g, &local.model(g))?;
     // Evaluation plays the previous model too.
     if store.get(&keys::model_manifest(g - 1))?.is_some() && !local.model(g - 1).join("model.json").exists() {
         let dir = fetch_model(store, g - 1, &local.0.join("cache"))?;
@@ -625,6 +803,7 @@ fn train_one(store: &Store, local: &RunDir, cfg: &RunConfig, opts: &TrainerOptio
     sync_up(store, local, &format!("eval/gen-{g:04}-starts.json"))?;
     // The evaluation report (written by the evaluation) last: in the store it marks the
     // generation done.
+    still_holds(store, opts, g)?;
     sync_up(store, local, &keys::eval_report(g))?;
     Ok(crate::run_dir::Generation { generation: g, selfplay, train, eval })
 }

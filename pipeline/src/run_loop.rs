@@ -311,6 +311,7 @@ pub fn train_generation_on(run: &RunDir, cfg: &RunConfig, g: u32, shards: Vec<Pa
         export_dir: run.model(g),
         seed: cfg.seed,
         teacher_value_share: (cfg.teacher.enabled() && cfg.teacher.keep_value_share).then_some(cfg.teacher.value_share),
+        teacher_batch_share: cfg.teacher.batch_share_at(g),
         on_step: Some(&on_step),
         stop_after: None,
     };

@@ -169,6 +169,11 @@ pub mod keys {
     pub fn checkpoint_after(g: u32) -> String {
         format!("trainer/{}.ckpt", gen(g))
     }
+    /// Whether `key` names a place inside the run wherever it is joined: relative, with
+    /// no empty, `.` or `..` part and no backslash (a key read from the store is input).
+    pub fn is_inside(key: &str) -> bool {
+        !key.is_empty() && !key.contains(['\\', '\0']) && key.split('/').all(|p| !p.is_empty() && p != "." && p != "..")
+    }
     /// The generation of a `trainer/gen-NNNN.ckpt` key.
     pub fn checkpoint_generation(key: &str) -> Option<u32> {
         key.strip_prefix("trainer/gen-")?.strip_suffix(".ckpt")?.parse().ok()

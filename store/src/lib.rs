@@ -330,6 +330,13 @@ pub fn race(store: &Store, prefix: &str, id: &str, incumbent: Option<&str>, sett
     }
 }
 
+/// Whether `id`'s claim under `prefix` was made void by a [`race`] it did not see (it was
+/// silent past its lease): a contender checks this before each write that only the
+/// holder may make, and stops where it is true.
+pub fn voided(store: &Store, prefix: &str, id: &str) -> Result<bool, StoreError> {
+    Ok(store.get(&format!("{prefix}.void/{id}"))?.is_some())
+}
+
 /// Marks `id` alive (rewrites `heartbeats/<id>`); a contender beats at least once per
 /// lease while it works.
 pub fn heartbeat(store: &Store, id: &str) -> Result<(), StoreError> {

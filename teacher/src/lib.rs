@@ -93,6 +93,16 @@ pub struct TeacherConfig {
     /// in configs written before it existed: false, as those runs trained.
     #[serde(default)]
     pub keep_value_share: bool,
+    /// The share of each self-play generation's training batch drawn from the teacher's
+    /// positions while they are in the window, at generation 1; it halves every
+    /// `share_half_life` generations. Missing: no fixed share (positions drawn in
+    /// proportion to their numbers, as runs before this key trained: the teacher's ~85%
+    /// of the batch until they leave the window at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_share: Option<f64>,
+    /// Generations over which `batch_share` halves; missing: it stays constant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share_half_life: Option<f64>,
 }
 
 fn default_engine() -> String {
@@ -130,6 +140,8 @@ impl Default for TeacherConfig {
             final_lr_fraction: 1.0,
             window_generations: 0,
             keep_value_share: false,
+            batch_share: None,
+            share_half_life: None,
         }
     }
 }
@@ -160,8 +172,26 @@ impl TeacherConfig {
         }
     }
 
+    /// The teacher's share of self-play generation `g`'s batches (`batch_share` halved
+    /// every `share_half_life` generations after the first), `None` where the teacher's
+    /// positions are not in `g`'s window or take no fixed share.
+    pub fn batch_share_at(&self, g: u32) -> Option<f32> {
+        if !self.enabled() || g == 0 || g > self.window_generations {
+            return None;
+        }
+        let share = self.batch_share?;
+        let halvings = self.share_half_life.map_or(0.0, |h| (g - 1) as f64 / h);
+        Some((share * 0.5f64.powf(halvings)) as f32)
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |key, problem: String| Err(ConfigError { key, problem });
+        if let Some(s) = self.batch_share.filter(|s| !(0.0..=1.0).contains(s)) {
+            return bad("batch_share", format!("{s} is not in 0..=1"));
+        }
+        if let Some(h) = self.share_half_life.filter(|h| !(h.is_finite() && *h > 0.0)) {
+            return bad("share_half_life", format!("{h} is not a positive number of generations"));
+        }
         match self.usi_command() {
             Some("") => return bad("engine", "\"usi:\" needs an engine command after the colon".into()),
             Some(cmd) if Path::new(cmd).components().count() > 1 && !Path::new(cmd).exists() => {
@@ -619,5 +649,26 @@ mod tests {
         assert!(status.success());
         let after = super::process_cpu_seconds().unwrap();
         assert!(after.children > before.children, "{before:?} -> {after:?}");
+    }
+}
+
+#[cfg(test)]
+mod share_tests {
+    use super::TeacherConfig;
+
+    #[test]
+    fn the_teachers_batch_share_halves_every_half_life_within_its_window() {
+        let c = TeacherConfig { games: 10, steps: 1, window_generations: 9, batch_share: Some(0.5), share_half_life: Some(4.0), ..TeacherConfig::default() };
+        assert_eq!(c.batch_share_at(0), None, "generation 0 is the teacher's own training");
+        assert_eq!(c.batch_share_at(1), Some(0.5));
+        assert_eq!(c.batch_share_at(5), Some(0.25));
+        assert_eq!(c.batch_share_at(9), Some(0.125));
+        assert_eq!(c.batch_share_at(10), None, "past the window");
+        let constant = TeacherConfig { share_half_life: None, ..c.clone() };
+        assert_eq!(constant.batch_share_at(9), Some(0.5));
+        assert_eq!(TeacherConfig { batch_share: None, ..c.clone() }.batch_share_at(1), None);
+        assert_eq!(TeacherConfig { games: 0, ..c.clone() }.batch_share_at(1), None);
+        assert_eq!(TeacherConfig { batch_share: Some(1.5), ..c.clone() }.validate().unwrap_err().key, "batch_share");
+        assert_eq!(TeacherConfig { share_half_life: Some(0.0), ..c }.validate().unwrap_err().key, "share_half_life");
     }
 }

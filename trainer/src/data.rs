@@ -133,23 +133,58 @@ pub fn shard_key(path: &Path) -> String {
 /// the cap. Deterministic in (seed, generation), so a resumed run replays exactly the
 /// order an uninterrupted one would.
 pub fn epoch_order(window: &Window, uses: &UseCounts, max_uses: u8, seed: u64, generation: u32, wanted: usize) -> Vec<usize> {
-    let used: Vec<u8> = (0..window.train.len())
-        .map(|i| {
+    let all: Vec<usize> = (0..window.train.len()).collect();
+    passes(window, &all, uses, max_uses, &mut order_rng(seed, generation, 0), wanted)
+}
+
+/// As [`epoch_order`] for `steps` batches of `batch` samples, each batch holding
+/// `round(share * batch)` of the teacher's positions (generation 0) and the rest from
+/// the other generations, each part under its own passes. Fewer batches where either
+/// part runs out of uses; the plain order where the window lacks one of the parts.
+#[allow(clippy::too_many_arguments)]
+pub fn mixed_epoch_order(window: &Window, uses: &UseCounts, max_uses: u8, seed: u64, generation: u32, batch: usize, steps: usize, share: f32) -> Vec<usize> {
+    let (teacher, own): (Vec<usize>, Vec<usize>) = (0..window.train.len()).partition(|&i| window.train[i].generation == 0);
+    if teacher.is_empty() || own.is_empty() {
+        return epoch_order(window, uses, max_uses, seed, generation, steps * batch);
+    }
+    let from_teacher = ((share.clamp(0.0, 1.0) * batch as f32).round() as usize).min(batch);
+    let from_own = batch - from_teacher;
+    let t = passes(window, &teacher, uses, max_uses, &mut order_rng(seed, generation, 1), steps * from_teacher);
+    let o = passes(window, &own, uses, max_uses, &mut order_rng(seed, generation, 2), steps * from_own);
+    let fits = |len: usize, per: usize| len.checked_div(per).unwrap_or(steps);
+    let steps = steps.min(fits(t.len(), from_teacher)).min(fits(o.len(), from_own));
+    let mut order = Vec::with_capacity(steps * batch);
+    for s in 0..steps {
+        order.extend_from_slice(&t[s * from_teacher..(s + 1) * from_teacher]);
+        order.extend_from_slice(&o[s * from_own..(s + 1) * from_own]);
+    }
+    order
+}
+
+fn order_rng(seed: u64, generation: u32, part: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed ^ (generation as u64).wrapping_mul(0xA24B_AED4_963E_E407) ^ part.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// Successive shuffles of `candidates` (indices into the window's training samples),
+/// each holding those still under `max_uses` counting the earlier passes.
+fn passes(window: &Window, candidates: &[usize], uses: &UseCounts, max_uses: u8, rng: &mut ChaCha8Rng, wanted: usize) -> Vec<usize> {
+    let used: Vec<u8> = candidates
+        .iter()
+        .map(|&i| {
             let s = &window.train[i];
             uses.get(&shard_key(&window.shards[s.shard])).and_then(|v| v.get(s.index)).copied().unwrap_or(0)
         })
         .collect();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (generation as u64).wrapping_mul(0xA24B_AED4_963E_E407));
     let mut order = Vec::new();
     for pass in 0..max_uses {
         if order.len() >= wanted {
             break;
         }
-        let mut this: Vec<usize> = (0..used.len()).filter(|&i| used[i] as u32 + (pass as u32) < max_uses as u32).collect();
+        let mut this: Vec<usize> = (0..used.len()).filter(|&k| used[k] as u32 + (pass as u32) < max_uses as u32).map(|k| candidates[k]).collect();
         if this.is_empty() {
             break;
         }
-        this.shuffle(&mut rng);
+        this.shuffle(rng);
         order.extend(this);
     }
     order.truncate(wanted);
@@ -278,5 +313,74 @@ impl Batcher {
             wdl[2] += s * (1.0 - d) * (1.0 - q) / 2.0;
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A window of `teacher` positions of generation 0 (one shard) and `own` of
+    /// generation 1 (another).
+    fn window(teacher: usize, own: usize) -> Window {
+        let record = Record {
+            sfen: String::new(),
+            repetitions: 1,
+            ply: 0,
+            max_plies: 0,
+            policy: Vec::new(),
+            full_search: false,
+            search_value: 0.0,
+            result: 0,
+            start: String::new(),
+            game_id: 0,
+        };
+        let mut w = Window {
+            shards: vec![PathBuf::from("gen-0000/game-00000000.shard"), PathBuf::from("gen-0001/local/game-01000000.shard")],
+            shard_records: vec![teacher, own],
+            ..Window::default()
+        };
+        for (shard, n, generation) in [(0, teacher, 0), (1, own, 1)] {
+            w.train.extend((0..n).map(|index| Sample { shard, index, generation, record: record.clone() }));
+        }
+        w
+    }
+
+    #[test]
+    fn each_batch_holds_the_teachers_share() {
+        let w = window(300, 100);
+        let order = mixed_epoch_order(&w, &UseCounts::new(), 4, 7, 3, 8, 10, 0.25);
+        assert_eq!(order.len(), 80);
+        for batch in order.chunks(8) {
+            assert_eq!(batch.iter().filter(|&&i| w.train[i].generation == 0).count(), 2, "{batch:?}");
+        }
+        // Within one pass no position comes twice, and the order is the same on a rerun.
+        let mut seen = order.clone();
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 80);
+        assert_eq!(order, mixed_epoch_order(&w, &UseCounts::new(), 4, 7, 3, 8, 10, 0.25));
+    }
+
+    #[test]
+    fn fewer_batches_when_a_part_runs_out_of_uses() {
+        let w = window(300, 100);
+        // Self-play's 100 positions, each usable once, fill 16 batches of 6.
+        let order = mixed_epoch_order(&w, &UseCounts::new(), 1, 7, 3, 8, 50, 0.25);
+        assert_eq!(order.len(), 16 * 8);
+        // Those already used up by earlier generations are not drawn.
+        let mut uses = UseCounts::new();
+        uses.insert(shard_key(&w.shards[1]), vec![1; 40]);
+        let order = mixed_epoch_order(&w, &uses, 1, 7, 3, 8, 50, 0.25);
+        assert_eq!(order.len(), 10 * 8);
+        assert!(order.iter().all(|&i| w.train[i].generation == 0 || w.train[i].index >= 40));
+    }
+
+    #[test]
+    fn a_window_of_one_part_is_ordered_as_before() {
+        let w = window(0, 100);
+        assert_eq!(mixed_epoch_order(&w, &UseCounts::new(), 2, 7, 3, 8, 10, 0.5), epoch_order(&w, &UseCounts::new(), 2, 7, 3, 80));
+        let w = window(100, 0);
+        assert_eq!(mixed_epoch_order(&w, &UseCounts::new(), 2, 7, 3, 8, 10, 0.5), epoch_order(&w, &UseCounts::new(), 2, 7, 3, 80));
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::calibration::{calibrate, Calibration, Prediction};
 use crate::checkpoint::{Checkpoint, CheckpointError};
-use crate::data::{epoch_order, record_uses, shard_key, Batcher, Sample, UseCounts, Window};
+use crate::data::{epoch_order, mixed_epoch_order, record_uses, shard_key, Batcher, Sample, UseCounts, Window};
 use crate::TrainerConfig;
 use model::{save_model_tagged, GameTag, LossStats, ModelIoError, Net, NetConfig, TrainBatch, TrainConfig, TrainStep};
 use rand::SeedableRng;
@@ -32,6 +32,9 @@ pub struct TrainJob<'a> {
     /// the cleaner target, and the window's own share is for self-play values. `None`:
     /// those positions are treated as any other.
     pub teacher_value_share: Option<f32>,
+    /// The share of each batch drawn from the teacher's positions, where the window holds
+    /// both them and self-play's; `None`: every position alike.
+    pub teacher_batch_share: Option<f32>,
     /// Called after every step with (step, steps, loss).
     pub on_step: Option<&'a OnStep<'a>>,
     /// Stop (as if killed) once this many steps of the generation are done, without
@@ -244,7 +247,19 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
     report.train_samples = window.train.len();
     report.validation_samples = window.validation.len();
     let wanted = cfg.steps_per_generation as usize * cfg.batch_size;
-    let order = epoch_order(&window, &ckpt.uses_at_generation_start, cfg.max_sample_uses, ckpt.seed, job.generation, wanted);
+    let order = match job.teacher_batch_share {
+        Some(share) => mixed_epoch_order(
+            &window,
+            &ckpt.uses_at_generation_start,
+            cfg.max_sample_uses,
+            ckpt.seed,
+            job.generation,
+            cfg.batch_size,
+            cfg.steps_per_generation as usize,
+            share,
+        ),
+        None => epoch_order(&window, &ckpt.uses_at_generation_start, cfg.max_sample_uses, ckpt.seed, job.generation, wanted),
+    };
     let steps = cfg.steps_per_generation.min((order.len() / cfg.batch_size) as u32);
     let draws = window.train.iter().filter(|s| s.record.result == 0).count();
     let batcher =

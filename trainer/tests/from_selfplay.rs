@@ -43,6 +43,7 @@ fn records_written_by_self_play_train_the_network() {
         export_dir: dir.path().join("models/gen-0001"),
         seed: 1,
         teacher_value_share: None,
+        teacher_batch_share: None,
         on_step: None,
         stop_after: None,
     })

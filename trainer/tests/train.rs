@@ -22,6 +22,7 @@ fn tiny_network_overfits_a_small_record_set() {
         export_dir: dir.path().join("models/gen-0001"),
         seed: 5,
         teacher_value_share: None,
+        teacher_batch_share: None,
         on_step: None,
         stop_after: None,
     };
@@ -54,6 +55,7 @@ fn corrupt_shard_is_skipped_naming_the_file_and_corrupt_checkpoint_refused() {
         export_dir: dir.path().join("models/gen-0001"),
         seed: 5,
         teacher_value_share: None,
+        teacher_batch_share: None,
         on_step: None,
         stop_after: None,
     };
@@ -159,6 +161,7 @@ fn use_counts_of_shards_outside_the_window_are_pruned() {
         export_dir: dir.path().join("models/gen-0001"),
         seed: 5,
         teacher_value_share: None,
+        teacher_batch_share: None,
         on_step: None,
         stop_after: None,
     };

@@ -113,6 +113,7 @@ pub fn run_job<'a>(dir: &Path, shards: &[PathBuf], generation: u32, steps: u32, 
         export_dir: dir.join(format!("models/gen-{generation:04}")),
         seed: 11,
         teacher_value_share: None,
+        teacher_batch_share: None,
         on_step: None,
         stop_after,
     }
