@@ -259,6 +259,9 @@ fn a_fleet_run(fleet: &Fleet) {
         assert!(s.get(&format!("eval/gen-{g:04}.json")).unwrap().is_some(), "generation {g}'s evaluation");
     }
     assert!(s.get("summary.tsv").unwrap().is_some());
+    // What the run no longer needs is gone: checkpoints but the last two, old claims.
+    assert!(s.list("trainer").unwrap().len() <= 2, "{:?}", s.list("trainer").unwrap());
+    assert!(s.list(&keys::claims(GENERATIONS - 2)).unwrap().is_empty());
     // The ladder reads the same store and writes its table back there.
     let mut ladder = Command::new(env!("CARGO_BIN_EXE_copper"));
     ladder.args(["ladder", "--run", &fleet.url, "--anchor", "random", "--rounds", "1", "--sims", "4", "--threads", "1", "--quiet", "--work-dir"]);
@@ -396,7 +399,40 @@ fn a_hostile_step_manifest(fleet: &Fleet) {
     }
 }
 
+/// With `fleet.play_ahead`, workers play on while the trainer trains and evaluates: each
+/// busy at least 90% of its time, the extra games consumed by the next steps exactly once.
+fn workers_that_never_idle(fleet: &Fleet) {
+    let run = fleet.another_run("ahead");
+    let s = run.store();
+    let cfg = config_with(fleet.work, "ahead.toml", |c| {
+        c.insert("fleet".into(), toml::from_str::<toml::Table>("play_ahead = true\nmax_game_lag = 1\n").unwrap().into());
+    });
+    let trainer = run.trainer("t1", &cfg, "ahead-t1");
+    let workers: Vec<(String, Child)> = ["w1", "w2", "w3"].iter().map(|w| (w.to_string(), run.worker(w))).collect();
+    finish(trainer, "the trainer");
+    let mut consumed: BTreeMap<String, u32> = BTreeMap::new();
+    for g in 1..=GENERATIONS {
+        let m: StepManifest = serde_json::from_slice(&s.get(&keys::step_manifest(g)).unwrap().unwrap()).unwrap();
+        assert!(m.games.len() as u64 >= GAMES);
+        for k in m.games {
+            let (kg, _, _) = keys::parse_game_shard(&k).unwrap();
+            assert!(kg + 1 >= g && kg <= g, "step {g} consumed {k}, older than fleet.max_game_lag allows");
+            *consumed.entry(k).or_default() += 1;
+        }
+    }
+    assert!(consumed.values().all(|&n| n == 1), "a game consumed twice");
+    let mut played_ahead = 0;
+    for (w, child) in workers {
+        let out = finish(child, &w);
+        let busy: f64 = out.split("busy ").nth(1).and_then(|r| r.split('%').next()).and_then(|x| x.parse().ok()).unwrap_or_else(|| panic!("{out}"));
+        assert!(busy >= 90.0, "{w} was busy {busy}% of its time: {out}");
+        played_ahead += out.split(" games").next().and_then(|r| r.rsplit(' ').next()).and_then(|x| x.parse::<u64>().ok()).unwrap();
+    }
+    assert!(played_ahead > GAMES * GENERATIONS as u64, "the workers played no more than the quotas ({played_ahead})");
+}
+
 fn restart_paths(fleet: &Fleet) {
+    workers_that_never_idle(fleet);
     second_trainers(fleet);
     a_hostile_step_manifest(fleet);
     a_paused_trainer(fleet);

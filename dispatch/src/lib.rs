@@ -18,8 +18,13 @@
 //! - `jobs/<job>/claims/<unit>/<worker>` — a hint, not a lock: a worker prefers units
 //!   nobody claimed; when every unit left is claimed (its worker may be dead) it plays
 //!   one anyway.
+//! - `jobs/open/<job>` — the index of open jobs: workers list it, and then only those
+//!   jobs' keys, so an idle worker's look costs the same after a thousand finished jobs
+//!   as after none.
 //! - `jobs/<job>/done` — the coordinator needs no more results (all in, or an SPRT
-//!   stopped the match); workers skip the job.
+//!   stopped the match); workers skip the job. The coordinator then removes the job
+//!   from the index and deletes its claims and errors (the results stay: a restarted
+//!   coordinator with the same command reads them instead of playing again).
 //! - `jobs/<job>/errors/<worker>` — why that worker cannot play the job (a checkpoint
 //!   missing there, an engine its command line does not allow); deleted once it can. The
 //!   coordinator logs each, and gives up when no result has come for its `stall` time
@@ -68,6 +73,9 @@ impl JobFile {
 pub fn job_key(job: &str) -> String {
     format!("jobs/{job}/job.json")
 }
+fn open_key(job: &str) -> String {
+    format!("jobs/open/{job}")
+}
 pub fn done_key(job: &str) -> String {
     format!("jobs/{job}/done")
 }
@@ -89,14 +97,14 @@ fn unit_of(rest: &str) -> Option<u64> {
     rest.split('/').next()?.trim_end_matches(".json").parse().ok()
 }
 
-/// Reads a result object, checking it is the game `unit`.
-fn read_result(store: &Store, key: &str, unit: u64) -> Result<JobResult> {
-    let bytes = store.get(key)?.with_context(|| format!("{}: `{key}` was listed but cannot be read", store.url()))?;
+/// Reads a result object, checking it is the game `unit`; `None` while it is not there.
+fn read_result(store: &Store, key: &str, unit: u64) -> Result<Option<JobResult>> {
+    let Some(bytes) = store.get(key)? else { return Ok(None) };
     let r: JobResult = serde_json::from_slice(&bytes).with_context(|| format!("{}: `{key}` is not a game result", store.url()))?;
     if r.job.id != unit {
         bail!("{}: `{key}` holds game {}, not game {unit}", store.url(), r.job.id);
     }
-    Ok(r)
+    Ok(Some(r))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -137,22 +145,22 @@ fn coordinate(store: &Store, patience: Patience, work: &RemoteWork<'_>, stop: &A
         store.put_new(&job_key(&job), bytes)?;
     }
     if work.todo.is_empty() || stop.load(Relaxed) {
-        store.put(&done_key(&job), "done")?;
-        return Ok(());
+        return close(store, &job);
     }
     // A job finished or stopped before, asked for again (e.g. results lost here): open.
     store.delete(&done_key(&job))?;
+    store.put(&open_key(&job), "")?;
     tracing::info!(store = store.url(), job = %job, games = work.todo.len(), "published; waiting for workers (copper worker --store {})", store.url());
     let mut next = 0;
     let mut last_result = std::time::Instant::now();
     let mut last_error_look = std::time::Instant::now();
     let mut told: BTreeMap<String, String> = BTreeMap::new();
     while next < work.todo.len() && !stop.load(Relaxed) {
-        let have: BTreeSet<u64> = store.list(&results_prefix(&job))?.iter().filter_map(|l| unit_of(l.key.rsplit('/').next()?)).collect();
         let before = next;
-        while next < work.todo.len() && !stop.load(Relaxed) && have.contains(&work.todo[next].id) {
+        // The next game in order, by its key: one request a look, whatever the job's size.
+        while next < work.todo.len() && !stop.load(Relaxed) {
             let unit = work.todo[next].id;
-            let mut r = read_result(store, &unit_key(&job, unit), unit)?;
+            let Some(mut r) = read_result(store, &unit_key(&job, unit), unit)? else { break };
             let want = work.todo[next];
             if (r.job.first, r.job.second) != (want.first, want.second) {
                 bail!("{}: `{}` is game {:?}, but this run's game {unit} is {:?}", store.url(), unit_key(&job, unit), r.job, want);
@@ -195,7 +203,18 @@ fn coordinate(store: &Store, patience: Patience, work: &RemoteWork<'_>, stop: &A
         }
         std::thread::sleep(patience.poll);
     }
-    store.put(&done_key(&job), "done")?;
+    close(store, &job)
+}
+
+/// Marks `job` done, out of the open index, its claims and errors deleted.
+fn close(store: &Store, job: &str) -> Result<()> {
+    store.put(&done_key(job), "done")?;
+    store.delete(&open_key(job))?;
+    for prefix in [format!("jobs/{job}/claims"), format!("jobs/{job}/errors")] {
+        for l in store.list(&prefix)? {
+            store.delete(&l.key)?;
+        }
+    }
     Ok(())
 }
 
@@ -305,22 +324,25 @@ impl JobServer {
         Ok(())
     }
 
+    /// The open jobs (the `jobs/open/` index) and what their keys say.
     fn states(&self) -> Result<BTreeMap<String, JobState>> {
         let mut jobs: BTreeMap<String, JobState> = BTreeMap::new();
-        for l in self.store.list("jobs")? {
-            let Some(rest) = l.key.strip_prefix("jobs/") else { continue };
-            let Some((job, what)) = rest.split_once('/') else { continue };
+        for open in self.store.list("jobs/open")? {
+            let Some(job) = open.key.strip_prefix("jobs/open/").filter(|j| !j.is_empty() && !j.contains('/')) else { continue };
             let s = jobs.entry(job.to_string()).or_default();
-            match what.split_once('/') {
-                None if what == "job.json" => s.published = true,
-                None if what == "done" => s.done = true,
-                Some(("results", unit)) => s.results.extend(unit_of(unit)),
-                Some(("claims", rest)) => {
-                    if let (Some(unit), Some(who)) = (unit_of(rest), rest.split_once('/').map(|(_, w)| w.to_string())) {
-                        s.claims.entry(unit).or_default().push(who);
+            for l in self.store.list(&format!("jobs/{job}"))? {
+                let Some(what) = l.key.strip_prefix(&format!("jobs/{job}/")) else { continue };
+                match what.split_once('/') {
+                    None if what == "job.json" => s.published = true,
+                    None if what == "done" => s.done = true,
+                    Some(("results", unit)) => s.results.extend(unit_of(unit)),
+                    Some(("claims", rest)) => {
+                        if let (Some(unit), Some(who)) = (unit_of(rest), rest.split_once('/').map(|(_, w)| w.to_string())) {
+                            s.claims.entry(unit).or_default().push(who);
+                        }
                     }
+                    _ => {}
                 }
-                _ => {}
             }
         }
         Ok(jobs)
@@ -421,6 +443,7 @@ mod tests {
         let file = JobFile { kind: "arena".into(), spec: spec.clone() };
         let (job, bytes) = file.encode().unwrap();
         store.put_new(&job_key(&job), bytes).unwrap();
+        store.put(&open_key(&job), "").unwrap();
         let mut server = JobServer::new(store.clone(), "w1", Vec::new()).unwrap();
         let units = cfg.jobs().len();
         // Every unit is played once; then there is nothing left.
@@ -442,6 +465,15 @@ mod tests {
         assert_eq!(*seen.lock().unwrap(), todo.iter().map(|j| j.id).collect::<Vec<_>>(), "each game once, in order");
         assert!(store.get(&done_key(&job)).unwrap().is_some());
         assert!(!server.serve_one().unwrap(), "a done job is not served");
+        // Done: out of the index, its claims gone, its results kept.
+        assert!(store.get(&open_key(&job)).unwrap().is_none());
+        assert!(store.list(&format!("jobs/{job}/claims")).unwrap().is_empty());
+        assert_eq!(store.list(&results_prefix(&job)).unwrap().len(), units);
+        // An idle worker's look is one listing of the index, however many jobs are done.
+        let before = store.counters();
+        assert!(!server.serve_one().unwrap());
+        let look = store.counters().since(&before);
+        assert_eq!((look.lists, look.gets), (1, 0), "{look}");
     }
 
     #[test]
@@ -476,6 +508,7 @@ mod tests {
         assert_eq!(usi_engines(&spec), BTreeSet::from([script.display().to_string()]));
         let (job, bytes) = JobFile { kind: "arena".into(), spec }.encode().unwrap();
         store.put_new(&job_key(&job), bytes).unwrap();
+        store.put(&open_key(&job), "").unwrap();
         let mut server = JobServer::new(store.clone(), "w1", vec!["/usr/games/fairy-stockfish".into()]).unwrap();
         assert!(!server.serve_one().unwrap(), "nothing is played");
         assert!(!marker.exists(), "the engine ran");

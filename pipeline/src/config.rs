@@ -28,6 +28,31 @@ pub struct RunConfig {
     /// The teacher stage before the first self-play generation (none when absent).
     #[serde(default)]
     pub teacher: teacher::TeacherConfig,
+    /// How workers and the trainer share the run (docs/FLEET.md); absent: the defaults.
+    #[serde(default)]
+    pub fleet: FleetConfig,
+}
+
+/// How workers and the trainer share the run.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FleetConfig {
+    /// Workers keep playing with the newest model once a generation has its games, while
+    /// the trainer trains (a fleet's workers never idle); the extra games go to the next
+    /// training step. Off: a worker waits for the next model, and a run on one machine is
+    /// the same for a seed.
+    pub play_ahead: bool,
+    /// A training step consumes games from its own generation's directory and the
+    /// `max_game_lag` before it: a game is trained on at most this many generations after
+    /// the model that played it (older ones are dropped), and a step's work does not grow
+    /// with the run's length.
+    pub max_game_lag: u32,
+}
+
+impl Default for FleetConfig {
+    fn default() -> FleetConfig {
+        FleetConfig { play_ahead: false, max_game_lag: 2 }
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -114,6 +139,9 @@ impl RunConfig {
         }
         if self.evaluation.anchor_pairs > 0 {
             arena::PlayerSpec::parse(&self.evaluation.anchor).map_err(|e| anyhow::anyhow!("evaluation.anchor: {e}"))?;
+        }
+        if !(1..=100).contains(&self.fleet.max_game_lag) {
+            bail!("fleet.max_game_lag: {} is outside 1..=100", self.fleet.max_game_lag);
         }
         self.selfplay.validate()?;
         self.training.validate()?;

@@ -176,13 +176,19 @@ fn publish_model(store: &Store, g: u32, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Every finished game in the store (shards) of generations `..=g`.
-fn finished_games(store: &Store, up_to: u32) -> Result<Vec<store::Listed>> {
-    Ok(store
-        .list(keys::SELFPLAY)?
-        .into_iter()
-        .filter(|l| keys::parse_game_shard(&l.key).is_some_and(|(gen, worker, _)| gen <= up_to && !worker.is_empty()))
-        .collect())
+/// Every finished game in the store (shards) of generations `from..=to`, listed one
+/// generation's directory at a time (not the whole history).
+fn finished_games(store: &Store, from: u32, to: u32) -> Result<Vec<store::Listed>> {
+    let mut out = Vec::new();
+    for g in from..=to {
+        out.extend(
+            store
+                .list(&keys::selfplay_dir(g))?
+                .into_iter()
+                .filter(|l| keys::parse_game_shard(&l.key).is_some_and(|(gen, worker, _)| gen == g && !worker.is_empty())),
+        );
+    }
+    Ok(out)
 }
 
 fn count_games(store: &Store, g: u32) -> Result<u64> {
@@ -209,6 +215,22 @@ pub struct WorkerOptions {
 pub struct WorkerReport {
     pub games: u64,
     pub generations: BTreeSet<u32>,
+    /// Seconds from the first look at a run in the store to the end, and of those the
+    /// seconds spent waiting with nothing to do (for generation 0's model, or for the next
+    /// model once a generation has its games without `fleet.play_ahead`).
+    pub alive_seconds: f64,
+    pub idle_seconds: f64,
+}
+
+impl WorkerReport {
+    /// The share of its time alive the worker did work (self-play or a job's games).
+    pub fn busy_share(&self) -> f64 {
+        if self.alive_seconds > 0.0 {
+            1.0 - self.idle_seconds / self.alive_seconds
+        } else {
+            0.0
+        }
+    }
 }
 
 fn seed_of(id: &str) -> u64 {
@@ -232,41 +254,53 @@ pub fn run_worker_with(store: &Store, opts: &WorkerOptions, stop: &AtomicBool, i
     let mut report = WorkerReport::default();
     let mut loaded: Option<(u32, Box<dyn Evaluator<Game>>)> = None;
     let mut waiting_since: Option<Instant> = None;
-    while !stop.load(Relaxed) {
+    let mut alive_since: Option<Instant> = None;
+    // Waits one poll unless `idle` found other work; the time counts as idle if not.
+    let wait = |report: &mut WorkerReport, idle: &mut dyn FnMut() -> Result<bool>, counts: bool| -> Result<()> {
+        let t = Instant::now();
+        if !idle()? {
+            std::thread::sleep(opts.poll);
+            if counts {
+                report.idle_seconds += t.elapsed().as_secs_f64();
+            }
+        }
+        Ok(())
+    };
+    let result = loop {
+        if stop.load(Relaxed) {
+            break Ok(());
+        }
         let Some(cfg) = stored_config(store)? else {
             note_wait(&mut waiting_since, "no run in the store yet");
-            if !idle()? {
-                std::thread::sleep(opts.poll);
-            }
+            wait(&mut report, idle, false)?;
             continue;
         };
+        alive_since.get_or_insert_with(Instant::now);
         let needs_model_zero = cfg.teacher.enabled() || cfg.initial_model.is_some();
         let g = match newest_model(store)? {
             Some(n) => n + 1,
             None if needs_model_zero => {
                 note_wait(&mut waiting_since, "waiting for generation 0's model");
-                if !idle()? {
-                    std::thread::sleep(opts.poll);
-                }
+                wait(&mut report, idle, true)?;
                 continue;
             }
             None => 1,
         };
         if g > cfg.generations {
             tracing::info!(worker = %opts.id, games = report.games, "the run has its last model; worker done");
-            break;
+            break Ok(());
         }
         let have = count_games(store, g)?;
         let quota = cfg.selfplay.games as u64;
         let left_for_me = opts.max_games.map(|m| m.saturating_sub(report.games));
         if left_for_me == Some(0) {
-            break;
+            break Ok(());
         }
-        if have >= quota {
+        // The last generation's extra games would go to no step: the run needs no more.
+        let last = g == cfg.generations;
+        if have >= quota && (!cfg.fleet.play_ahead || last) {
             note_wait(&mut waiting_since, "generation's games are in; waiting for the next model");
-            if !idle()? {
-                std::thread::sleep(opts.poll);
-            }
+            wait(&mut report, idle, !last)?;
             continue;
         }
         waiting_since = None;
@@ -285,10 +319,11 @@ pub fn run_worker_with(store: &Store, opts: &WorkerOptions, stop: &AtomicBool, i
         let mine = format!("{}/{}", keys::selfplay_dir(g), opts.id);
         let next = store.list(&mine)?.iter().filter_map(|l| keys::parse_game_shard(&l.key)).map(|(_, _, id)| id + 1).max().unwrap_or(g as u64 * GAME_ID_STRIDE);
         // Share what is left with the live workers, so the fleet overshoots the quota by
-        // little (extra games go to the next step).
+        // little (extra games go to the next step); playing ahead, a full batch.
         let active = active_workers(store, &opts.id)?;
-        let share = (quota - have).div_ceil(active);
-        let batch = share.min((opts.threads * cfg.selfplay.games_in_flight as usize).max(1) as u64).min(left_for_me.unwrap_or(u64::MAX));
+        let full = (opts.threads * cfg.selfplay.games_in_flight as usize).max(1) as u64;
+        let share = if have >= quota { full } else { (quota - have).div_ceil(active) };
+        let batch = share.min(full).min(left_for_me.unwrap_or(u64::MAX));
         if next + batch > (g as u64 + 1) * GAME_ID_STRIDE {
             bail!("worker {} has used generation {g}'s game ids; start it with another --id", opts.id);
         }
@@ -308,8 +343,9 @@ pub fn run_worker_with(store: &Store, opts: &WorkerOptions, stop: &AtomicBool, i
         report.games += finished.len() as u64;
         report.generations.insert(g);
         let _ = std::fs::remove_dir_all(&spool);
-    }
-    Ok(report)
+    };
+    report.alive_seconds = alive_since.map_or(0.0, |t| t.elapsed().as_secs_f64());
+    result.map(|()| report)
 }
 
 /// Workers alive now: those that announced themselves (`workers/<id>`, rewritten before
@@ -607,6 +643,9 @@ pub fn run_trainer(store: &Store, cfg: Option<&RunConfig>, opts: &TrainerOptions
         let t = Instant::now();
         let summary = with_heartbeat(store, &opts.id, opts.lease, || train_one(store, &local, &cfg, opts, g, show))?;
         println!("{}", crate::report::summary_line(&summary, t.elapsed()));
+        if let Err(e) = clean_up(store, opts, g) {
+            tracing::warn!(generation = g, "cleaning up the store: {e:#}");
+        }
         crate::report::write_summary(&local, &cfg)?;
         sync_up(store, &local, "summary.tsv")?;
         sync_up(store, &local, "plots")?;
@@ -617,6 +656,37 @@ pub fn run_trainer(store: &Store, cfg: Option<&RunConfig>, opts: &TrainerOptions
         }
     }
     crate::report::write_summary(&local, &cfg)?;
+    Ok(())
+}
+
+/// Workers and contenders silent this long have left the run: their `workers/` and
+/// `heartbeats/` entries are deleted.
+const DEPARTED: Duration = Duration::from_secs(3600);
+
+/// What the store no longer needs once generation `g` is done, so that what it holds and
+/// what a listing reads do not grow with the run's length: the trainer's checkpoints but
+/// the last two (a restarted trainer resumes from the newest), the claims of generations
+/// before the last two, and the entries of workers and contenders that have departed.
+fn clean_up(store: &Store, opts: &TrainerOptions, g: u32) -> Result<()> {
+    if g >= 2 {
+        let old = g - 2;
+        for l in store.list("trainer")?.iter().filter(|l| keys::checkpoint_generation(&l.key).is_some_and(|c| c <= old)) {
+            store.delete(&l.key)?;
+        }
+        for prefix in [keys::claims(old), format!("{}.void", keys::claims(old))] {
+            for l in store.list(&prefix)? {
+                store.delete(&l.key)?;
+            }
+        }
+    }
+    let beats = store.list("heartbeats")?;
+    // Our own beat is the store's "now".
+    let Some(now) = beats.iter().find(|l| l.key == format!("heartbeats/{}", opts.id)).map(|l| l.modified) else { return Ok(()) };
+    for l in beats.iter().chain(&store.list("workers")?) {
+        if now.duration_since(l.modified).is_ok_and(|age| age > DEPARTED) {
+            store.delete(&l.key)?;
+        }
+    }
     Ok(())
 }
 
@@ -674,7 +744,8 @@ fn restore_checkpoint(store: &Store, local: &RunDir, g: u32) -> Result<()> {
 }
 
 /// The step manifest of generation `g`: the stored one, or — once generation `g` has its
-/// games — every finished game of generations `1..=g` that no earlier step consumed.
+/// games — every finished game of generations `g - fleet.max_game_lag ..= g` (and 1 on)
+/// that no earlier step consumed.
 fn step_games(store: &Store, cfg: &RunConfig, opts: &TrainerOptions, g: u32, show: bool) -> Result<(StepManifest, f64)> {
     if let Some(m) = read_step_manifest(store, g)? {
         return Ok((m, 0.0));
@@ -695,13 +766,15 @@ fn step_games(store: &Store, cfg: &RunConfig, opts: &TrainerOptions, g: u32, sho
     }
     pb.finish();
     let seconds = started.elapsed().as_secs_f64();
+    // Only steps from the oldest generation still consumed can have taken its games.
+    let oldest = g.saturating_sub(cfg.fleet.max_game_lag).max(1);
     let mut used = BTreeSet::new();
-    for earlier in 1..g {
+    for earlier in oldest..g {
         if let Some(m) = read_step_manifest(store, earlier)? {
             used.extend(m.games);
         }
     }
-    let games: Vec<store::Listed> = finished_games(store, g)?.into_iter().filter(|l| !used.contains(&l.key)).collect();
+    let games: Vec<store::Listed> = finished_games(store, oldest, g)?.into_iter().filter(|l| !used.contains(&l.key)).collect();
     // The fleet's self-play time: from the previous model's publication (or the first
     // game) to the last game in, by the store's clock.
     let published = store.list(keys::MODELS)?.into_iter().find(|l| keys::manifest_generation(&l.key) == Some(g - 1)).map(|l| l.modified);

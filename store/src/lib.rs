@@ -52,6 +52,7 @@ pub struct Listed {
 pub struct Counters {
     pub puts: u64,
     pub gets: u64,
+    /// LIST requests as an S3 server serves them: a page per 1,000 keys listed.
     pub lists: u64,
     pub deletes: u64,
     pub bytes_up: u64,
@@ -224,10 +225,24 @@ impl Store {
 
     /// Every object under `prefix` (a folder-like prefix: `selfplay/gen-0001`), sorted by key.
     pub fn list(&self, prefix: &str) -> Result<Vec<Listed>, StoreError> {
+        self.list_from(prefix, None)
+    }
+
+    /// The objects under `prefix` whose keys sort after `after` (a key under `prefix`),
+    /// sorted: what a reader that saw the listing up to `after` has not seen of a prefix
+    /// whose keys only grow (one page for a few new keys, not the whole prefix again).
+    pub fn list_after(&self, prefix: &str, after: &str) -> Result<Vec<Listed>, StoreError> {
+        self.list_from(prefix, Some(after))
+    }
+
+    fn list_from(&self, prefix: &str, after: Option<&str>) -> Result<Vec<Listed>, StoreError> {
         let prefix_path = self.path(prefix.trim_end_matches('/'))?;
-        self.counters.lists.fetch_add(1, Relaxed);
-        let found: Vec<object_store::ObjectMeta> =
-            self.runtime.block_on(self.inner.list(Some(&prefix_path)).try_collect()).map_err(|e| self.failed("list", prefix, e))?;
+        let stream = match after {
+            Some(a) => self.inner.list_with_offset(Some(&prefix_path), &self.path(a)?),
+            None => self.inner.list(Some(&prefix_path)),
+        };
+        let found: Vec<object_store::ObjectMeta> = self.runtime.block_on(stream.try_collect()).map_err(|e| self.failed("list", prefix, e))?;
+        self.counters.lists.fetch_add((found.len() as u64).div_ceil(1000).max(1), Relaxed);
         let mut v: Vec<Listed> =
             found.into_iter().map(|m| Listed { key: m.location.to_string(), size: m.size, modified: SystemTime::from(m.last_modified) }).collect();
         v.sort_by(|a, b| a.key.cmp(&b.key));
@@ -370,6 +385,22 @@ mod tests {
         assert_eq!(c.bytes_up, 5 + 6 + 1 + 1 + 1);
         assert_eq!(c.bytes_down, 5);
         assert_eq!(c.to_string(), "12 requests (5 puts, 2 gets, 3 lists, 2 deletes), 14 bytes up, 5 bytes down");
+    }
+
+    #[test]
+    fn a_listing_after_a_key_holds_only_the_keys_past_it_and_pages_are_counted_by_the_thousand() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path().to_str().unwrap()).unwrap();
+        for i in 0..1203 {
+            s.put_new(&format!("r/{i:06}.json"), "x").unwrap();
+        }
+        s.put_new("other/000000.json", "x").unwrap();
+        let before = s.counters();
+        assert_eq!(s.list("r").unwrap().len(), 1203);
+        assert_eq!(s.counters().since(&before).lists, 2, "1,203 keys are two pages");
+        let after: Vec<String> = s.list_after("r", "r/001200.json").unwrap().into_iter().map(|l| l.key).collect();
+        assert_eq!(after, ["r/001201.json", "r/001202.json"]);
+        assert!(s.list_after("r", "r/001202.json").unwrap().is_empty());
     }
 
     #[test]
