@@ -196,6 +196,22 @@ mod tests {
         RunConfig::load(&path).unwrap()
     }
 
+    /// A stored run's config may differ from a trainer's only in how long the run is and
+    /// in the trainer's own threads and directory; every other difference is named.
+    #[test]
+    fn config_differences_name_every_key_but_the_changeable_ones() {
+        let a = default_config();
+        let mut b = a.clone();
+        b.generations += 5;
+        b.threads = 1;
+        b.run_dir = "elsewhere".into();
+        assert!(crate::fleet::config_differences(&a, &b).is_empty());
+        b.selfplay.games = 7;
+        b.teacher.batch_share = Some(0.3);
+        b.fleet.play_ahead = true;
+        assert_eq!(crate::fleet::config_differences(&a, &b), ["fleet.play_ahead", "selfplay.games", "teacher.batch_share"]);
+    }
+
     /// Cross-field constraints are refused at load time with a message naming the keys
     /// (an opening as long as the game would loop forever; more games than the id
     /// stride would reuse the next generation's ids and seeds).

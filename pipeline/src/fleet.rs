@@ -36,9 +36,22 @@ pub fn stored_config(store: &Store) -> Result<Option<RunConfig>> {
     Ok(Some(cfg))
 }
 
-/// The newest generation with a published model.
-pub fn newest_model(store: &Store) -> Result<Option<u32>> {
-    Ok(store.list(keys::MODELS)?.iter().filter_map(|l| keys::manifest_generation(&l.key)).max())
+/// The newest generation with a published model: listed once, then (`known` set) found
+/// by asking for the next manifests one by one — one request a look, however many
+/// models the run has.
+fn newest_model(store: &Store, known: &mut Option<u32>) -> Result<Option<u32>> {
+    let mut newest = match *known {
+        Some(n) => n,
+        None => match store.list(keys::MODELS)?.iter().filter_map(|l| keys::manifest_generation(&l.key)).max() {
+            Some(n) => n,
+            None => return Ok(None),
+        },
+    };
+    while store.modified(&keys::model_manifest(newest + 1))?.is_some() {
+        newest += 1;
+    }
+    *known = Some(newest);
+    Ok(Some(newest))
 }
 
 fn read_manifest<T: for<'de> serde::Deserialize<'de>>(store: &Store, key: &str) -> Result<Option<T>> {
@@ -255,6 +268,7 @@ pub fn run_worker_with(store: &Store, opts: &WorkerOptions, stop: &AtomicBool, i
     let mut loaded: Option<(u32, Box<dyn Evaluator<Game>>)> = None;
     let mut waiting_since: Option<Instant> = None;
     let mut alive_since: Option<Instant> = None;
+    let mut newest_known: Option<u32> = None;
     // Waits one poll unless `idle` found other work; the time counts as idle if not.
     let wait = |report: &mut WorkerReport, idle: &mut dyn FnMut() -> Result<bool>, counts: bool| -> Result<()> {
         let t = Instant::now();
@@ -277,7 +291,7 @@ pub fn run_worker_with(store: &Store, opts: &WorkerOptions, stop: &AtomicBool, i
         };
         alive_since.get_or_insert_with(Instant::now);
         let needs_model_zero = cfg.teacher.enabled() || cfg.initial_model.is_some();
-        let g = match newest_model(store)? {
+        let g = match newest_model(store, &mut newest_known)? {
             Some(n) => n + 1,
             None if needs_model_zero => {
                 note_wait(&mut waiting_since, "waiting for generation 0's model");
@@ -777,7 +791,7 @@ fn step_games(store: &Store, cfg: &RunConfig, opts: &TrainerOptions, g: u32, sho
     let games: Vec<store::Listed> = finished_games(store, oldest, g)?.into_iter().filter(|l| !used.contains(&l.key)).collect();
     // The fleet's self-play time: from the previous model's publication (or the first
     // game) to the last game in, by the store's clock.
-    let published = store.list(keys::MODELS)?.into_iter().find(|l| keys::manifest_generation(&l.key) == Some(g - 1)).map(|l| l.modified);
+    let published = store.modified(&keys::model_manifest(g - 1))?;
     let first = games.iter().map(|l| l.modified).min();
     let last = games.iter().map(|l| l.modified).max();
     let seconds = match (published.or(first), last) {

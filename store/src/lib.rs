@@ -223,6 +223,18 @@ impl Store {
         Ok(got)
     }
 
+    /// When `key` was last written (the server's clock), or `None` if there is no such key
+    /// (a HEAD request, counted with the gets).
+    pub fn modified(&self, key: &str) -> Result<Option<SystemTime>, StoreError> {
+        let path = self.path(key)?;
+        self.counters.gets.fetch_add(1, Relaxed);
+        match self.runtime.block_on(self.inner.head(&path)) {
+            Ok(m) => Ok(Some(SystemTime::from(m.last_modified))),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.failed("head", key, e)),
+        }
+    }
+
     /// Every object under `prefix` (a folder-like prefix: `selfplay/gen-0001`), sorted by key.
     pub fn list(&self, prefix: &str) -> Result<Vec<Listed>, StoreError> {
         self.list_from(prefix, None)
