@@ -312,7 +312,7 @@ fn second_trainers(fleet: &Fleet) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("held by trainer `t1`"), "{err}");
     if !run.is_local() {
-        assert!(!fleet.work.join("zero-t2/teacher").exists(), "the refused trainer played a teacher stage");
+        assert!(!fleet.work.join("zero-t2/trainer-t2/teacher").exists(), "the refused trainer played a teacher stage");
     }
     kill(t1);
 }
@@ -334,7 +334,7 @@ fn restart_after_publishing(fleet: &Fleet) {
     let out = finish(run.trainer("t1", &cfg, "published-b"), "the restarted trainer");
     assert!(out.contains("gen 2:"), "{out}");
     finish(w, "w1");
-    let local = if run.is_local() { PathBuf::from(run.url.strip_prefix("file://").unwrap()) } else { fleet.work.join("published-b") };
+    let local = if run.is_local() { PathBuf::from(run.url.strip_prefix("file://").unwrap()) } else { fleet.work.join("published-b/trainer-t1") };
     let mut parts: Vec<Vec<u8>> = Vec::new();
     for f in &published.files {
         parts.push(f.name.as_bytes().to_vec());
