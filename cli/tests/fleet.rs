@@ -431,6 +431,90 @@ fn workers_that_never_idle(fleet: &Fleet) {
     assert!(played_ahead > GAMES * GENERATIONS as u64, "the workers played no more than the quotas ({played_ahead})");
 }
 
+/// The scale test: one trainer and 16 one-thread workers playing ahead, a round-robin
+/// and a balance study handed to the same workers, a worker and the trainer killed at
+/// random points (the seed is printed): every finished game counted once, every model
+/// whole, the tournament's and the study's games all played once, the workers busy.
+fn sixteen_workers(fleet: &Fleet) {
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos() as u64;
+    let mut rng = seed;
+    let mut draw = |n: u64| {
+        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (rng >> 33) % n
+    };
+    println!("sixteen_workers: seed {seed}");
+    let run = fleet.another_run("scale");
+    let s = run.store();
+    let cfg = config_with(fleet.work, "scale.toml", |c| {
+        c["selfplay"]["games"] = 48.into();
+        c.insert("fleet".into(), toml::from_str::<toml::Table>("play_ahead = true\nmax_game_lag = 2\n").unwrap().into());
+    });
+    let mut trainer = run.trainer("t1", &cfg, "scale-t1");
+    let mut workers: Vec<(String, Child)> = (1..=16).map(|i| format!("w{i:02}")).map(|id| (id.clone(), run.worker(&id))).collect();
+    let coordinator = |args: &str, out: &Path| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_copper"));
+        c.args(args.split(' ')).arg("--out").arg(out).args(["--store", &run.url, "--poll-seconds", "0.1"]);
+        c.envs(run.env.iter().map(|(k, v)| (*k, v.as_str()))).stdout(Stdio::piped()).stderr(Stdio::piped());
+        c.spawn().unwrap()
+    };
+    let arena_out = fleet.work.join("scale-arena");
+    let study_out = fleet.work.join("scale-study");
+    let arena = coordinator(
+        "arena --quiet -v minishogi -p random,name=rnd -p greedy,name=grd -p alphabeta,depth=1,name=ab --mode round-robin --rounds 3 --threads 1 --games-in-flight 1 --max-plies 80",
+        &arena_out,
+    );
+    let study = coordinator(
+        "balance --quiet --tier greedy,name=g --tier random,name=r --starts seed,no-copper --games 3 --opening-plies 2 --max-plies 60 --threads 1 --games-in-flight 1",
+        &study_out,
+    );
+    // A worker killed once it has uploaded a game or a few, and started again.
+    let victim = draw(16) as usize;
+    let (id, _) = &workers[victim];
+    let id = id.clone();
+    let after = 1 + draw(4) as usize;
+    let games_of = |w: &str| s.list(keys::SELFPLAY).unwrap().iter().filter(|l| keys::parse_game_shard(&l.key).is_some_and(|(_, x, _)| x == w)).count();
+    wait_until(&format!("{id}'s games (seed {seed})"), || games_of(&id) >= after, &mut [&mut trainer]);
+    let (_, child) = workers.remove(victim);
+    kill(child);
+    workers.push((id.clone(), run.worker(&id)));
+    // The trainer killed at a random point of generation 2, restarted on a fresh machine.
+    wait_until(&format!("model 1 (seed {seed})"), || s.get(&keys::model_manifest(1)).unwrap().is_some(), &mut [&mut trainer]);
+    std::thread::sleep(Duration::from_millis(draw(4000)));
+    kill(trainer);
+    let out = finish(run.trainer("t1", &cfg, "scale-t1b"), &format!("the restarted trainer (seed {seed})"));
+    assert!(out.contains(&format!("gen {GENERATIONS}:")), "{out}");
+    finish(arena, "the round-robin");
+    finish(study, "the study");
+    for (w, child) in workers {
+        let out = finish(child, &w);
+        let busy: f64 = out.split("busy ").nth(1).and_then(|r| r.split('%').next()).and_then(|x| x.parse().ok()).unwrap_or_else(|| panic!("{out}"));
+        assert!(busy >= 90.0, "{w} was busy {busy}% of its time (seed {seed}): {out}");
+    }
+    let mut consumed: BTreeMap<String, u32> = BTreeMap::new();
+    for g in 1..=GENERATIONS {
+        let m: StepManifest = serde_json::from_slice(&s.get(&keys::step_manifest(g)).unwrap().unwrap()).unwrap();
+        for k in m.games {
+            *consumed.entry(k).or_default() += 1;
+        }
+        pipeline::fleet::fetch_model(&s, g, &fleet.work.join("scale-cache")).unwrap_or_else(|e| panic!("model {g} (seed {seed}): {e:#}"));
+    }
+    assert!(consumed.values().all(|&n| n == 1), "a game consumed twice (seed {seed})");
+    for l in s.list(keys::SELFPLAY).unwrap() {
+        if let Some((g, w, _)) = keys::parse_game_shard(&l.key).filter(|(_, w, _)| !w.is_empty()) {
+            assert!(g == GENERATIONS || consumed.contains_key(&l.key), "{} (by {w}) finished but never used (seed {seed})", l.key);
+        }
+    }
+    let ids = |dir: &Path| -> std::collections::BTreeSet<u64> {
+        let text = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
+        let lines: Vec<u64> = text.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["job"]["id"].as_u64().unwrap()).collect();
+        let set: std::collections::BTreeSet<u64> = lines.iter().copied().collect();
+        assert_eq!(set.len(), lines.len(), "a game counted twice in {}", dir.display());
+        set
+    };
+    assert_eq!(ids(&arena_out).len(), 18, "the round-robin's games");
+    assert_eq!(ids(&study_out).len(), 12, "the study's games");
+}
+
 fn restart_paths(fleet: &Fleet) {
     workers_that_never_idle(fleet);
     second_trainers(fleet);
@@ -444,6 +528,13 @@ fn restart_paths_on_a_real_s3_server() {
     let garage = Garage::start();
     let work = tempfile::tempdir().unwrap();
     restart_paths(&Fleet { url: "s3://copper/run".into(), env: garage.env(), work: work.path() });
+}
+
+#[test]
+fn sixteen_workers_on_a_real_s3_server() {
+    let garage = Garage::start();
+    let work = tempfile::tempdir().unwrap();
+    sixteen_workers(&Fleet { url: "s3://copper/run".into(), env: garage.env(), work: work.path() });
 }
 
 #[test]

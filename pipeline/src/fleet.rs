@@ -256,10 +256,12 @@ pub fn run_worker(store: &Store, opts: &WorkerOptions, stop: &AtomicBool) -> Res
     run_worker_with(store, opts, stop, &mut || Ok(false))
 }
 
-/// [`run_worker`] that calls `idle` whenever it would wait (no run in the store yet, or
-/// the generation's games are in): `copper worker` plays a tournament's or a study's
-/// games there (the `dispatch` crate). `idle` returns whether it did something; if not,
-/// the worker sleeps its poll interval.
+/// [`run_worker`] that calls `idle` before each self-play batch and whenever it would
+/// wait (no run in the store yet, or the generation's games are in): `copper worker`
+/// plays a tournament's or a study's games there (the `dispatch` crate), one game a call,
+/// before self-play (a person waits for a tournament; self-play only waits for the
+/// trainer). `idle` returns whether it did something; if not, the worker plays its batch
+/// or sleeps its poll interval.
 pub fn run_worker_with(store: &Store, opts: &WorkerOptions, stop: &AtomicBool, idle: &mut dyn FnMut() -> Result<bool>) -> Result<WorkerReport> {
     if opts.id.is_empty() || opts.id.contains('/') || opts.id.starts_with('.') {
         bail!("worker id `{}`: must be non-empty, without `/`, not starting with `.`", opts.id);
@@ -318,6 +320,9 @@ pub fn run_worker_with(store: &Store, opts: &WorkerOptions, stop: &AtomicBool, i
             continue;
         }
         waiting_since = None;
+        if idle()? {
+            continue;
+        }
         if loaded.as_ref().map(|(lg, _)| *lg) != Some(g) {
             let evaluator: Box<dyn Evaluator<Game>> = if g == 1 && !needs_model_zero {
                 Box::new(UniformEvaluator)
