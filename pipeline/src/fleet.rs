@@ -271,6 +271,7 @@ pub fn run_worker_with(store: &Store, opts: &WorkerOptions, stop: &AtomicBool, i
     let mut waiting_since: Option<Instant> = None;
     let mut alive_since: Option<Instant> = None;
     let mut newest_known: Option<u32> = None;
+    let mut quota_met: Option<u32> = None;
     // Waits one poll unless `idle` found other work; the time counts as idle if not.
     let wait = |report: &mut WorkerReport, idle: &mut dyn FnMut() -> Result<bool>, counts: bool| -> Result<()> {
         let t = Instant::now();
@@ -306,8 +307,13 @@ pub fn run_worker_with(store: &Store, opts: &WorkerOptions, stop: &AtomicBool, i
             tracing::info!(worker = %opts.id, games = report.games, "the run has its last model; worker done");
             break Ok(());
         }
-        let have = count_games(store, g)?;
         let quota = cfg.selfplay.games as u64;
+        // Playing ahead, a generation known to have its games is not counted again: that
+        // listing grows with the games played ahead, a look at it per batch would not.
+        let have = if cfg.fleet.play_ahead && quota_met == Some(g) { quota } else { count_games(store, g)? };
+        if have >= quota {
+            quota_met = Some(g);
+        }
         let left_for_me = opts.max_games.map(|m| m.saturating_sub(report.games));
         if left_for_me == Some(0) {
             break Ok(());
