@@ -317,12 +317,11 @@ impl Batcher {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    /// A window of `teacher` positions of generation 0 (one shard) and `own` of
-    /// generation 1 (another).
-    fn window(teacher: usize, own: usize) -> Window {
+    /// A sample of `generation` whose record no test here reads.
+    pub(crate) fn blank_sample(shard: usize, index: usize, generation: u32) -> Sample {
         let record = Record {
             sfen: String::new(),
             repetitions: 1,
@@ -335,13 +334,19 @@ mod tests {
             start: String::new(),
             game_id: 0,
         };
+        Sample { shard, index, generation, record }
+    }
+
+    /// A window of `teacher` positions of generation 0 (one shard) and `own` of
+    /// generation 1 (another).
+    fn window(teacher: usize, own: usize) -> Window {
         let mut w = Window {
             shards: vec![PathBuf::from("gen-0000/game-00000000.shard"), PathBuf::from("gen-0001/local/game-01000000.shard")],
             shard_records: vec![teacher, own],
             ..Window::default()
         };
         for (shard, n, generation) in [(0, teacher, 0), (1, own, 1)] {
-            w.train.extend((0..n).map(|index| Sample { shard, index, generation, record: record.clone() }));
+            w.train.extend((0..n).map(|index| blank_sample(shard, index, generation)));
         }
         w
     }

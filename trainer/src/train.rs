@@ -391,19 +391,7 @@ mod tests {
     use super::*;
 
     fn sample(generation: u32) -> Sample {
-        let record = records::Record {
-            sfen: String::new(),
-            repetitions: 1,
-            ply: 0,
-            max_plies: 0,
-            policy: Vec::new(),
-            full_search: false,
-            search_value: 0.0,
-            result: 0,
-            start: String::new(),
-            game_id: 0,
-        };
-        Sample { shard: 0, index: 0, generation, record }
+        crate::data::tests::blank_sample(0, 0, generation)
     }
 
     /// The teacher's positions keep the teacher's share in every generation that trains on
