@@ -801,14 +801,14 @@ fn step_games(store: &Store, cfg: &RunConfig, opts: &TrainerOptions, g: u32, sho
     }
     let games: Vec<store::Listed> = finished_games(store, oldest, g)?.into_iter().filter(|l| !used.contains(&l.key)).collect();
     // The fleet's self-play time: from the previous model's publication (or the first
-    // game) to the last game in, by the store's clock.
+    // game) to the last game in, by the store's clock, without the outages in between.
     let published = store.modified(&keys::model_manifest(g - 1))?;
-    let first = games.iter().map(|l| l.modified).min();
-    let last = games.iter().map(|l| l.modified).max();
-    let seconds = match (published.or(first), last) {
-        (Some(a), Some(b)) => b.duration_since(a).map_or(seconds, |d| d.as_secs_f64()),
-        _ => seconds,
-    };
+    let mut times: Vec<std::time::SystemTime> = games.iter().map(|l| l.modified).collect();
+    times.sort();
+    if let Some(p) = published.filter(|p| times.first().is_none_or(|f| p <= f)) {
+        times.insert(0, p);
+    }
+    let seconds = playing_seconds(&times).unwrap_or(seconds);
     let manifest = StepManifest { generation: g, trainer: opts.id.clone(), games: games.into_iter().map(|l| l.key).collect() };
     still_holds(store, opts, g)?;
     store.put_new(&keys::step_manifest(g), serde_json::to_vec_pretty(&manifest)?)?;
@@ -816,6 +816,24 @@ fn step_games(store: &Store, cfg: &RunConfig, opts: &TrainerOptions, g: u32, sho
     let stored = read_step_manifest(store, g)?.unwrap_or(manifest);
     Ok((stored, seconds))
 }
+
+/// The seconds a span of events (the model's publication, then each game's arrival) was
+/// being played: the whole span, less every gap between two events longer than
+/// [`OUTAGE`] and 50 typical gaps (the median), where nobody was playing — the run was
+/// stopped and resumed, as a killed `copper train` is.
+fn playing_seconds(times: &[std::time::SystemTime]) -> Option<f64> {
+    let mut gaps: Vec<f64> = times.windows(2).map(|w| w[1].duration_since(w[0]).map_or(0.0, |d| d.as_secs_f64())).collect();
+    if gaps.is_empty() {
+        return None;
+    }
+    let total: f64 = gaps.iter().sum();
+    gaps.sort_by(f64::total_cmp);
+    let limit = OUTAGE.as_secs_f64().max(50.0 * gaps[gaps.len() / 2]);
+    Some(total - gaps.iter().filter(|&&d| d > limit).sum::<f64>())
+}
+
+/// A gap between games longer than this (and than 50 typical ones) is an outage.
+const OUTAGE: Duration = Duration::from_secs(600);
 
 fn train_one(store: &Store, local: &RunDir, cfg: &RunConfig, opts: &TrainerOptions, g: u32, show: bool) -> Result<crate::run_dir::Generation> {
     use crate::run_dir::{read_json, write_json, SelfplaySummary};
@@ -914,4 +932,27 @@ fn copy_dir(from: &Path, to: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{SystemTime, UNIX_EPOCH};
+
+    fn at(seconds: &[u64]) -> Vec<SystemTime> {
+        seconds.iter().map(|&s| UNIX_EPOCH + Duration::from_secs(s)).collect()
+    }
+
+    /// A run stopped for 27 minutes between the model's publication and its next games
+    /// counts only the time games were coming in; a slow first game is not an outage.
+    #[test]
+    fn self_play_time_leaves_out_the_outages() {
+        // Published at 0, games every 2 s from 100 (a first batch that took 100 s).
+        let steady: Vec<u64> = std::iter::once(0).chain((0..50).map(|i| 100 + 2 * i)).collect();
+        assert_eq!(playing_seconds(&at(&steady)), Some(198.0));
+        // The same games 1,620 s later: the gap is left out.
+        let resumed: Vec<u64> = std::iter::once(0).chain((0..50).map(|i| 1720 + 2 * i)).collect();
+        assert_eq!(playing_seconds(&at(&resumed)), Some(98.0));
+        assert_eq!(playing_seconds(&at(&[5])), None);
+    }
 }
