@@ -562,11 +562,12 @@ pub fn config_differences(stored: &RunConfig, given: &RunConfig) -> Vec<String> 
     out
 }
 
-/// The run's config as a trainer given `cfg` (or none: the stored one) works with it,
-/// written nowhere: refused where the store holds a run whose config differs in more
-/// than [`CHANGEABLE_KEYS`] (a trainer that could rewrite it would change the games
-/// every worker plays under the trainer that holds the run).
-pub fn agreed_config(store: &Store, cfg: Option<&RunConfig>) -> Result<RunConfig> {
+/// The run's config as a trainer given `cfg` (or none: the stored one) works with it, and
+/// whether the store must be written to hold it (`cfg` new, or changed in a changeable
+/// key); written nowhere here. Refused where the store holds a run whose config differs
+/// in more than [`CHANGEABLE_KEYS`] (a trainer that could rewrite it would change the
+/// games every worker plays under the trainer that holds the run).
+fn agreed_config(store: &Store, cfg: Option<&RunConfig>) -> Result<(RunConfig, bool)> {
     match (cfg, stored_config(store)?) {
         (Some(c), Some(old)) => {
             let differ = config_differences(&old, c);
@@ -579,10 +580,10 @@ pub fn agreed_config(store: &Store, cfg: Option<&RunConfig>) -> Result<RunConfig
                     if differ.len() > shown.len() { format!(" and {} more", differ.len() - shown.len()) } else { String::new() }
                 );
             }
-            Ok(c.clone())
+            Ok((c.clone(), old.to_toml() != c.to_toml()))
         }
-        (Some(c), None) => Ok(c.clone()),
-        (None, Some(stored)) => Ok(stored),
+        (Some(c), None) => Ok((c.clone(), true)),
+        (None, Some(stored)) => Ok((stored, false)),
         (None, None) => bail!("{} holds no run: give the trainer a --config", store.url()),
     }
 }
@@ -591,8 +592,8 @@ pub fn agreed_config(store: &Store, cfg: Option<&RunConfig>) -> Result<RunConfig
 /// the stored one when `cfg` is `None`. Workers read it, so it is saved before any worker
 /// of this run starts (a worker reading an older config could take the run for finished).
 pub fn publish_config(store: &Store, cfg: Option<&RunConfig>) -> Result<RunConfig> {
-    let agreed = agreed_config(store, cfg)?;
-    if cfg.is_some() && stored_config(store)?.is_none_or(|old| old.to_toml() != agreed.to_toml()) {
+    let (agreed, write) = agreed_config(store, cfg)?;
+    if write {
         store.put(keys::CONFIG, agreed.to_toml())?;
     }
     Ok(agreed)
@@ -642,12 +643,14 @@ pub fn run_trainer(store: &Store, cfg: Option<&RunConfig>, opts: &TrainerOptions
     let local = local_run(store, opts)?;
     // A trainer that loses the run must leave it as it was: it claims its first
     // generation before it writes anything, the config included.
-    let agreed = agreed_config(store, cfg)?;
-    let first = first_generation_to_do(store, &agreed)?;
+    let (cfg, write) = agreed_config(store, cfg)?;
+    let first = first_generation_to_do(store, &cfg)?;
     if let Some(g) = first {
         claim(store, opts, g)?;
     }
-    let cfg = publish_config(store, cfg)?;
+    if write {
+        store.put(keys::CONFIG, cfg.to_toml())?;
+    }
     let cfg = RunConfig { run_dir: local.0.clone(), ..cfg };
     std::fs::create_dir_all(&local.0).with_context(|| format!("creating {}", local.0.display()))?;
     if store.local_root().is_none() {
@@ -904,7 +907,6 @@ fn train_one(store: &Store, local: &RunDir, cfg: &RunConfig, opts: &TrainerOptio
     upload_checkpoint(store, local, g)?;
     // The report before the model: a published model always has its report beside it.
     sync_up(store, local, &keys::train_report(g))?;
-    still_holds(store, opts, g)?;
     publish_model(store, g, &local.model(g))?;
     // Evaluation plays the previous model too.
     if store.get(&keys::model_manifest(g - 1))?.is_some() && !local.model(g - 1).join("model.json").exists() {
