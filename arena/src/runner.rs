@@ -9,13 +9,13 @@
 //! to win `match_consecutive_wins` hands in a row), one whole match, colours alternating
 //! every hand.
 
-use crate::limits::{Clock, ClockView, Limit};
 use crate::openings::{OpeningError, Openings};
-use crate::player::{Answer, FaultKind, Player, Reply};
-use crate::spec::PlayerFactory;
-use crate::thought::Score;
 use gamerecords::GameRecord;
 use gamerecords::{Ending, GameEnd};
+use players::limits::{Clock, ClockView, Limit};
+use players::player::{Answer, FaultKind, Player, Reply};
+use players::spec::PlayerFactory;
+use players::thought::Score;
 use rules::{Color, Game, HandMatch, MatchState, Outcome};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;

@@ -15,15 +15,15 @@
 //! `games/` (KIF (`.kifu`, UTF-8) and CSA records for standard shogi), `summary.json`, `pairings.csv`,
 //! `ratings.csv` and `ratings.svg`; while it runs, `live.txt` (see [`crate::live`]).
 
-use crate::limits::Limit;
 use crate::live::{AfterGame, Progress};
 use crate::openings::{OpeningError, Openings};
 use crate::report::{self, Report};
 use crate::runner::{play_alone, run_jobs, Adjudication, Job, JobResult, Remote, RemoteWork, RunSettings};
-use crate::spec::{PlayerFactory, PlayerSpec, SpecError};
 use crate::stats::Sprt;
 use gamerecords as record;
 use indicatif::{ProgressBar, ProgressStyle};
+use players::limits::Limit;
+use players::spec::{PlayerFactory, PlayerSpec, SpecError};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -103,7 +103,7 @@ pub struct TournamentConfig {
     pub options: BTreeMap<String, String>,
     #[serde(default = "default_mode")]
     pub mode: Mode,
-    /// Player specs (see `arena::spec`).
+    /// Player specs (see `players::spec`).
     pub players: Vec<String>,
     /// Opening pairs per pairing (each played with both colours).
     #[serde(default = "default_rounds")]

@@ -3,7 +3,7 @@
 //! the variant's start family). Unknown keys are rejected and every check names the key.
 
 use crate::error::{io_err, BalanceError};
-use arena::spec::{Kind, PlayerSpec};
+use players::spec::{Kind, PlayerSpec};
 use rules::{Position, Variant};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -66,7 +66,7 @@ pub struct StudyConfig {
     pub noise: NoiseConfig,
 }
 
-/// Default play noise by kind of player (see `arena::spec`): a player against itself
+/// Default play noise by kind of player (see `players::spec`): a player against itself
 /// from one start must not replay one game.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -253,8 +253,8 @@ impl StudyConfig {
         if !(self.noise.search.is_finite() && self.noise.search >= 0.0) {
             return bad(format!("noise.search: {} must be a number >= 0", self.noise.search));
         }
-        if !(0.0..=arena::spec::MAX_BASELINE_NOISE_CP).contains(&self.noise.baseline_cp) {
-            return bad(format!("noise.baseline_cp: {} is outside 0..={}", self.noise.baseline_cp, arena::spec::MAX_BASELINE_NOISE_CP));
+        if !(0.0..=players::spec::MAX_BASELINE_NOISE_CP).contains(&self.noise.baseline_cp) {
+            return bad(format!("noise.baseline_cp: {} is outside 0..={}", self.noise.baseline_cp, players::spec::MAX_BASELINE_NOISE_CP));
         }
         if self.options.contains_key("start") {
             return bad("options.start: choose the starts with `starts` (or --starts), not the rule option".into());

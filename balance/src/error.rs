@@ -17,7 +17,7 @@ pub enum BalanceError {
     /// A tier's player spec is malformed, or its player cannot be built.
     /// (Not a `source`: the message already holds it, and error chains would print it twice.)
     #[error("tiers: {0}")]
-    Tier(arena::spec::SpecError),
+    Tier(players::spec::SpecError),
     #[error("variant: {0}")]
     Variant(rules::VariantError),
     /// The output directory holds a different study.
@@ -35,8 +35,8 @@ pub enum BalanceError {
     Plot { path: String, problem: String },
 }
 
-impl From<arena::spec::SpecError> for BalanceError {
-    fn from(e: arena::spec::SpecError) -> Self {
+impl From<players::spec::SpecError> for BalanceError {
+    fn from(e: players::spec::SpecError) -> Self {
         BalanceError::Tier(e)
     }
 }

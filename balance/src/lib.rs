@@ -63,7 +63,7 @@ pub fn run_study(cfg: &StudyConfig, opts: &RunOptions) -> Result<StudyReport, Ba
         None => Vec::new(),
     };
     for t in &tiers {
-        if cfg.opening_plies == 0 && t.spec.noise.is_none() && !matches!(t.spec.kind, arena::spec::Kind::Random) {
+        if cfg.opening_plies == 0 && t.spec.noise.is_none() && !matches!(t.spec.kind, players::spec::Kind::Random) {
             tracing::warn!(tier = %t.name, "plays without noise from fixed starts: its games may all be the same game (give noise=X or opening_plies)");
         }
     }

@@ -468,7 +468,7 @@ struct ArenaArgs {
     /// A player spec (repeatable), e.g. `checkpoint:DIR,sims=64`, `alphabeta,depth=2`,
     /// `usi:/usr/games/fairy-stockfish,nodes=1000,name=fsf`. A value holding `,` `=` `:`
     /// or spaces goes in double quotes (`""` for a quote inside):
-    /// -p 'checkpoint:"runs/a,b/gen-1",sims=64' (arena/src/spec.rs).
+    /// -p 'checkpoint:"runs/a,b/gen-1",sims=64' (players/src/spec.rs).
     #[arg(long = "player", short = 'p')]
     players: Vec<String>,
     /// match (2 players), gauntlet (the first against each other) or round-robin.
@@ -808,16 +808,16 @@ fn run(cli: Cli) -> Result<()> {
                 // Quoted: a directory's name may hold the spec's commas, `=` or `:`.
                 (Some(m), _) => {
                     let dir = m.to_str().with_context(|| format!("--model {}: the path is not UTF-8", m.display()))?;
-                    format!("checkpoint:{},mate={mate_check}{search}", arena::spec::quote(dir))
+                    format!("checkpoint:{},mate={mate_check}{search}", players::spec::quote(dir))
                 }
                 (None, Some(p)) => p,
                 // The variant's shipped model (models/<variant>).
                 (None, None) => format!("checkpoint,mate={mate_check}{search}"),
             };
-            let spec = arena::PlayerSpec::parse(&text)?;
-            let setup = arena::usi_server::EngineSetup { spec, variant: variant.variant.clone(), options: variant.options.clone(), default_nodes: nodes };
+            let spec = players::PlayerSpec::parse(&text)?;
+            let setup = players::usi_server::EngineSetup { spec, variant: variant.variant.clone(), options: variant.options.clone(), default_nodes: nodes };
             let stdin = std::io::stdin();
-            arena::usi_server::serve(setup, stdin.lock(), Box::new(std::io::stdout())).map_err(anyhow::Error::msg)?;
+            players::usi_server::serve(setup, stdin.lock(), Box::new(std::io::stdout())).map_err(anyhow::Error::msg)?;
         }
         Command::Balance(a) => {
             if a.precision {

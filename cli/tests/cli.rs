@@ -159,7 +159,7 @@ fn a_model_path_with_commas_and_equals_signs_works() {
     assert!(said.last().is_some_and(|l| l.starts_with("bestmove ") && l != "bestmove resign"), "{said:?}");
     assert!(said.iter().any(|l| l.contains(" nodes 8 ")), "{said:?}");
 
-    // The arena: the directory quoted in the spec (the rule of arena/src/spec.rs).
+    // The arena: the directory quoted in the spec (the rule of players/src/spec.rs).
     let t = dir.path().join("t");
     let spec = format!("checkpoint:\"{m_text}\",sims=4");
     let (ok, table, err) =

@@ -36,7 +36,7 @@
 //! The coordinator counts results in unit order (the order of a local run's job list),
 //! so its outputs, the SPRT's stopping point included, do not depend on which worker is
 //! faster. Workers play each unit alone; a job's games depend on the job alone (players
-//! restart their random streams per job, `arena::Player::new_job`), so the distributed
+//! restart their random streams per job, `players::Player::new_job`), so the distributed
 //! games are a local run's games: always for baselines (random, greedy, alpha-beta, with
 //! or without noise), for search players with noise when the local run keeps one game in
 //! flight per thread; time-limited games depend on the clock anyway. Player specs that

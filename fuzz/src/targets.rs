@@ -132,7 +132,7 @@ fn usi_protocol() -> Target {
             match word {
                 "position" => usi::command::parse_position(v, args).is_ok(),
                 "go" => {
-                    arena::usi_server::parse_go(args, arena::Limit::Nodes(1));
+                    players::usi_server::parse_go(args, players::Limit::Nodes(1));
                     true
                 }
                 "setoption" => usi::command::parse_variant_options(args.rsplit(" value ").next().unwrap_or("")).is_ok(),
@@ -173,7 +173,7 @@ fn config(root: &Path, scratch: &Path) -> Target {
             let run = pipeline::RunConfig::load(&file).is_ok();
             let arena = arena::TournamentConfig::load(&file).is_ok();
             let balance = balance::StudyConfig::load(&file).is_ok();
-            let spec = arena::PlayerSpec::parse(text(bytes).lines().next().unwrap_or("")).is_ok();
+            let spec = players::PlayerSpec::parse(text(bytes).lines().next().unwrap_or("")).is_ok();
             run || arena || balance || spec
         }),
     }

@@ -138,7 +138,7 @@ impl RunConfig {
             );
         }
         if self.evaluation.anchor_pairs > 0 {
-            arena::PlayerSpec::parse(&self.evaluation.anchor).map_err(|e| anyhow::anyhow!("evaluation.anchor: {e}"))?;
+            players::PlayerSpec::parse(&self.evaluation.anchor).map_err(|e| anyhow::anyhow!("evaluation.anchor: {e}"))?;
         }
         if !(1..=100).contains(&self.fleet.max_game_lag) {
             bail!("fleet.max_game_lag: {} is outside 1..=100", self.fleet.max_game_lag);

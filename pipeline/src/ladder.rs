@@ -55,13 +55,13 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     gens.retain(|&g| g % every == 0 || g == last || g <= 1);
     let anchors: Vec<String> =
         if opts.anchors.is_empty() { vec![format!("uniform,sims={sims},name=uniform-{sims}"), cfg.evaluation.anchor.clone()] } else { opts.anchors.clone() };
-    let anchor_names: Vec<String> = anchors.iter().map(|a| arena::PlayerSpec::parse(a).map(|s| s.name)).collect::<Result<_, _>>()?;
+    let anchor_names: Vec<String> = anchors.iter().map(|a| players::PlayerSpec::parse(a).map(|s| s.name)).collect::<Result<_, _>>()?;
     // Generations play with their self-play's search. The anchors stay as given (plain
     // `uniform` is the fixed zero of every ladder); with the mate check on, the uniform
     // search with it is rated too, so the scale shows what the check alone is worth.
     let keys = cfg.selfplay.search_spec_keys();
     let mut players: Vec<String> =
-        gens.iter().map(|&g| format!("checkpoint:{},sims={sims}{keys},name=gen-{g}", arena::spec::quote(&run.model(g).to_string_lossy()))).collect();
+        gens.iter().map(|&g| format!("checkpoint:{},sims={sims}{keys},name=gen-{g}", players::spec::quote(&run.model(g).to_string_lossy()))).collect();
     if cfg.selfplay.mate_in_one && opts.anchors.is_empty() {
         players.push(format!("uniform,sims={sims},mate=on,name=uniform-{sims}-mate"));
     }

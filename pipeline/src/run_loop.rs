@@ -81,7 +81,7 @@ pub fn selfplay_evaluator(cfg: &RunConfig, dir: &Path) -> Result<SelfplayEvaluat
 /// `eval` with `selfplay.qmix` of the quiescence score mixed into its values, when set.
 fn with_qmix<E: Evaluator<Game> + 'static>(eval: E, cfg: &RunConfig, variant: &'static rules::Variant) -> Box<dyn Evaluator<Game>> {
     if cfg.selfplay.qmix > 0.0 {
-        Box::new(arena::qmix::QuiescenceMix::new(std::sync::Arc::new(eval), variant, cfg.selfplay.qmix, cfg.selfplay.qscale))
+        Box::new(players::qmix::QuiescenceMix::new(std::sync::Arc::new(eval), variant, cfg.selfplay.qmix, cfg.selfplay.qscale))
     } else {
         Box::new(eval)
     }
@@ -349,7 +349,7 @@ pub fn evaluate_generation(run: &RunDir, cfg: &RunConfig, g: u32, show: bool) ->
         if gen == 0 && !has_model(run, 0) {
             format!("uniform,sims={sims}{mate},name=gen-0-uniform")
         } else {
-            format!("checkpoint:{},sims={sims}{keys},name=gen-{gen}", arena::spec::quote(&run.model(gen).to_string_lossy()))
+            format!("checkpoint:{},sims={sims}{keys},name=gen-{gen}", players::spec::quote(&run.model(gen).to_string_lossy()))
         }
     };
     let spec = |opponent: String, pairs: u32, salt: u64| MatchSpec {

@@ -71,7 +71,7 @@ pub struct SelfplayConfig {
     #[serde(default = "default_record_value")]
     pub record_value: String,
     /// Share of the alpha-beta baseline's quiescence score in every leaf value (0: the
-    /// network's value alone; see `arena::qmix`). The pipeline wraps the network in it.
+    /// network's value alone; see `players::qmix`). The pipeline wraps the network in it.
     #[serde(default)]
     pub qmix: f32,
     /// Logistic scale, in centipawns, mapping that score to a value.

@@ -3,7 +3,7 @@
 //! new. Expert iteration's first step: the teacher starts the network; search and
 //! self-play must take it further. The teacher is the alpha-beta baseline (every move
 //! within a margin of the best scored exactly:
-//! [`arena::baseline::AlphaBeta::score_root_moves`]) or any USI engine that reports
+//! [`players::baseline::AlphaBeta::score_root_moves`]) or any USI engine that reports
 //! `MultiPV` lines, such as Fairy-Stockfish (the first moves of its `multipv` lines with
 //! their scores, at a node limit: [`score_usi`]).
 //!
@@ -27,9 +27,9 @@ pub use targets::{fit_scale, policy_cp, policy_target, value_of, ScaleFit, MATE_
 pub use usi_teacher::score_usi;
 use usi_teacher::UsiTeacher;
 
-use arena::baseline::{AlphaBeta, Baseline, RootScores};
-use arena::Score;
 use encoding::{ActionSpace, ACTION_VERSION, PLANES_VERSION};
+use players::baseline::{AlphaBeta, Baseline, RootScores};
+use players::Score;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use records::{write_atomic, write_shard, Record, RecordError, ShardHeader};

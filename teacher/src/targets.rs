@@ -12,7 +12,7 @@
 //!   chessprogramming.org/Texel's_Tuning_Method) with the engine's own scores and one
 //!   free parameter, draws counted as half a win.
 
-use arena::Score;
+use players::Score;
 use serde::{Deserialize, Serialize};
 
 /// Centipawn value of a mate at the root for the policy's softmax.

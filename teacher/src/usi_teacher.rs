@@ -7,9 +7,9 @@
 
 use std::time::{Duration, Instant};
 
-use arena::baseline::RootScores;
-use arena::player::usi_position;
-use arena::Score;
+use players::baseline::RootScores;
+use players::player::usi_position;
+use players::Score;
 use rules::{Game, Move, Position};
 use usi::client::{BestMove, EngineConfig, EngineReply, UsiEngine};
 

@@ -3,9 +3,9 @@
 
 mod common;
 
-use arena::baseline::AlphaBeta;
-use arena::Score;
 use encoding::ActionSpace;
+use players::baseline::AlphaBeta;
+use players::Score;
 use rules::{Color, Game, Position, Variant};
 use std::path::Path;
 use teacher::{game_path, read_game, run_stage, shard_path, TeacherConfig, TeacherJob};

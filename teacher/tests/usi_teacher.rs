@@ -4,8 +4,8 @@
 
 mod common;
 
-use arena::Score;
 use encoding::ActionSpace;
+use players::Score;
 use rules::{Color, Game, Position, Variant};
 use std::path::Path;
 use std::process::Command;

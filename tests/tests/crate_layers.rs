@@ -10,6 +10,7 @@ const FLOORS: &[&[&str]] = &[
     &["rules", "records", "store", "model"],
     &["search", "encoding", "rules-reference", "usi", "gamerecords"],
     &["neteval", "selfplay", "trainer"],
+    &["players"],
     &["arena"],
     &["teacher", "tune"],
     &["pipeline"],

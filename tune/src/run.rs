@@ -16,8 +16,8 @@ use crate::spsa::{Param, Probe, Schedule, Spsa};
 use arena::openings::{OpeningError, Openings};
 use arena::plot::{line_chart, Series};
 use arena::runner::{run_jobs, Adjudication, Job, JobResult, RunSettings};
-use arena::spec::{PlayerFactory, PlayerSpec, SpecError};
 use indicatif::{ProgressBar, ProgressStyle};
+use players::spec::{PlayerFactory, PlayerSpec, SpecError};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -382,7 +382,7 @@ mod tests {
     /// noisy walk and above ~200 cp the noise hardly matters any more, so a run may stray;
     /// at least four of five must settle below 50 cp. 600 pairs a run: at 300, 4 of 12
     /// seeds strayed above 140 cp once each game's random streams came from the game
-    /// alone (`arena::Player::new_job`); at 600 the first five settle at 3–13 cp.
+    /// alone (`players::Player::new_job`); at 600 the first five settle at 3–13 cp.
     #[test]
     fn tuning_the_alphabeta_noise_finds_its_known_optimum_at_zero() {
         let dir = tempfile::tempdir().unwrap();

@@ -6,10 +6,10 @@
 //!   `go`), each argument checked and every move resolved against the rules.
 //!
 //! Why the engine side (our player behind USI) is not here: serving USI means running an
-//! arena player (a checkpoint, the uniform-prior search, a baseline) on a thread, and the
-//! players live in `arena`, a floor above. This crate keeps to the protocol and imports
-//! only `rules` (to check positions and moves), so `arena` uses it for its external
-//! engines and `arena::usi_server` puts its players behind [`command`]'s parsers.
+//! player (a checkpoint, the uniform-prior search, a baseline) on a thread, and the
+//! players live in `players`, a floor above. This crate keeps to the protocol and imports
+//! only `rules` (to check positions and moves), so `players` uses it for its external
+//! engines and `players::usi_server` puts its players behind [`command`]'s parsers.
 
 pub mod client;
 pub mod command;

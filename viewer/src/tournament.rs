@@ -8,9 +8,9 @@ use crate::game::GameView;
 use crate::page::{inline_svg, Cell, PageData, Section};
 use arena::report::Report;
 use arena::runner::JobResult;
-use arena::spec::PlayerSpec;
 use arena::stats::Sprt;
 use arena::TournamentConfig;
+use players::spec::PlayerSpec;
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 

@@ -508,7 +508,7 @@ impl PlayerFactory {
     }
 
     /// A new instance for one arena thread; `seed` makes its random choices reproducible.
-    pub(crate) fn instance(&self, seed: u64) -> Box<dyn Player> {
+    pub fn instance(&self, seed: u64) -> Box<dyn Player> {
         let name = self.spec.name.as_str();
         let variant = self.variant;
         match &self.spec.kind {

@@ -27,13 +27,13 @@ pub enum Limit {
 impl Limit {
     /// Whether the limit is a time control (the arena then runs one game per thread so
     /// that wall time is the player's own).
-    pub(crate) fn is_timed(&self) -> bool {
+    pub fn is_timed(&self) -> bool {
         matches!(self, Limit::MoveTime(_) | Limit::Byoyomi { .. } | Limit::Fischer { .. })
     }
 
     /// Parses `nodes=N`, `depth=D`, `movetime=MS`, `byoyomi=MS` (optionally with
     /// `time=MS`), `time=MS` with `inc=MS`. `pairs` are the key=value items of a spec.
-    pub(crate) fn from_pairs(pairs: &[(String, String)]) -> Result<Option<Limit>, String> {
+    pub fn from_pairs(pairs: &[(String, String)]) -> Result<Option<Limit>, String> {
         let get = |k: &str| -> Result<Option<u64>, String> {
             match pairs.iter().rev().find(|(n, _)| n == k) {
                 None => Ok(None),
@@ -163,7 +163,7 @@ impl Clock {
 
     /// Charges a move that took `used`. Returns false when the player overstepped its time
     /// by more than `margin` (a loss on time).
-    pub(crate) fn charge(&mut self, used: Duration, margin: Duration) -> bool {
+    pub fn charge(&mut self, used: Duration, margin: Duration) -> bool {
         let used_ms = used.as_millis() as u64;
         let margin_ms = margin.as_millis() as u64;
         match self.limit {
