@@ -304,6 +304,26 @@ enum Command {
         #[arg(long, default_value_t = 4)]
         sample: usize,
     },
+    /// A board in the browser: play any variant against any player (the shipped models by
+    /// default), and analyse positions and games with the network, its search and the
+    /// alpha-beta. Prints the URL to open (with its token).
+    Play {
+        /// Port on 127.0.0.1 (0: any free one).
+        #[arg(long, default_value_t = 8080)]
+        port: u16,
+        /// Listen on this address instead (`0.0.0.0:8080` for other machines; the URL's
+        /// token still guards every request).
+        #[arg(long)]
+        listen: Option<std::net::SocketAddr>,
+        /// Where the games are saved (one `.jsonl` record each, `.kif` and `.csa` too for
+        /// standard shogi; `copper view` reads them).
+        #[arg(long, default_value = "data/play")]
+        out: std::path::PathBuf,
+        /// A USI engine the page may choose as the opponent (repeatable); no other
+        /// process is ever started from a request.
+        #[arg(long = "allow-engine")]
+        allow_engine: Vec<std::path::PathBuf>,
+    },
 }
 
 /// Playing a tournament's or a study's games on `copper worker` processes.
@@ -799,6 +819,15 @@ fn run(cli: Cli) -> Result<()> {
             let report = arena::tournament::run_on(&cfg, !quiet, &[&arena::live::write_live_text, &page], remote.as_ref())?;
             print!("{}", arena::report::table(&report));
             println!("results in {}", cfg.out_dir.display());
+        }
+        Command::Play { port, listen, out, allow_engine } => {
+            let listen = listen.unwrap_or_else(|| std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+            let mut config = play::PlayConfig::new(listen, out.clone());
+            config.allowed_engines = allow_engine;
+            let server = play::start(config)?;
+            println!("copper play: open {}", server.url());
+            println!("games are saved under {}; Ctrl-C stops the server", out.display());
+            server.wait()?;
         }
         Command::Usi { model, player, variant, nodes, mate_check, qmix, reuse } => {
             let qmix = if qmix > 0.0 { format!(",qmix={qmix},qscale=1000") } else { String::new() };

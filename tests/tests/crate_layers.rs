@@ -19,6 +19,8 @@ const FLOORS: &[&[&str]] = &[
     &["dispatch"],
     // A leaf that reads what the layers below write; positions come from `rules`.
     &["viewer"],
+    // The board in the browser: plays players, draws with the viewer's board.
+    &["play"],
     &["cli", "fuzz"],
     &["tests"],
 ];

@@ -10,6 +10,10 @@ use std::collections::BTreeMap;
 
 const TEMPLATE: &str = include_str!("page.html");
 
+/// The board drawing (parse an SFEN, draw board, hands and pockets as SVG) that every
+/// page showing positions includes: `copper view`'s and `copper play`'s.
+pub const BOARD_JS: &str = include_str!("board.js");
+
 /// A variant as the script needs it to draw: board size, pieces, hand order, pockets.
 #[derive(Clone, Debug, Serialize)]
 pub struct VariantView {
@@ -17,8 +21,9 @@ pub struct VariantView {
     pub files: u8,
     pub ranks: u8,
     pub pockets: bool,
-    /// Every piece kind: Black's token and its name (the name is the piece's tooltip).
-    pub kinds: Vec<(String, String)>,
+    /// Every piece kind: Black's token, its name (the piece's tooltip) and its
+    /// traditional kanji label ([`kanji`]; empty where it has none).
+    pub kinds: Vec<(String, String, String)>,
     /// Black's tokens of the kinds a hand holds, in the order the hands are drawn.
     pub hand: Vec<String>,
 }
@@ -30,9 +35,44 @@ impl VariantView {
             files: v.geometry.files,
             ranks: v.geometry.ranks,
             pockets: v.pockets,
-            kinds: v.kinds().map(|k| (v.kind(k).token.clone(), v.kind(k).name.clone())).collect(),
+            kinds: v.kinds().map(|k| (v.kind(k).token.clone(), v.kind(k).name.clone(), kanji(v, k))).collect(),
             hand: v.hand_kinds.iter().map(|&k| v.kind(k).token.clone()).collect(),
         }
+    }
+}
+
+/// The label a shogi player reads on `k`: the traditional kanji of the standard pieces
+/// (and 銅 for the Copper, as chu shogi writes it); a promoted kind with none of its own is
+/// 成 and its unpromoted kind's kanji (Pocket Shogi Copper's Platinum General 成金);
+/// empty for a kind no tradition names (Hand shogi's Shogun, Tycoon, …: the page then
+/// shows the letter).
+pub fn kanji(v: &Variant, k: rules::PieceKind) -> String {
+    fn own(name: &str) -> Option<&'static str> {
+        Some(match name {
+            "King" => "玉",
+            "Rook" => "飛",
+            "Dragon" | "Dragon King" => "龍",
+            "Bishop" => "角",
+            "Horse" | "Dragon Horse" => "馬",
+            "Gold" => "金",
+            "Silver" => "銀",
+            "Promoted Silver" => "全",
+            "Copper" => "銅",
+            "Knight" => "桂",
+            "Promoted Knight" => "圭",
+            "Lance" => "香",
+            "Promoted Lance" => "杏",
+            "Side Mover" => "横",
+            "Pawn" => "歩",
+            "Tokin" => "と",
+            _ => return None,
+        })
+    }
+    let info = v.kind(k);
+    match own(&info.name) {
+        Some(s) => s.to_string(),
+        None if info.promoted => own(&v.kind(info.unpromoted).name).map(|base| format!("成{base}")).unwrap_or_default(),
+        None => String::new(),
     }
 }
 
@@ -133,7 +173,7 @@ pub fn render(data: &PageData) -> String {
     let (head, tail) = TEMPLATE.split_once("{{DATA}}").expect("the template has a data slot");
     let mut page = head.replacen("{{TITLE}}", &escape_html(&data.title), 1);
     page.push_str(&json);
-    page.push_str(tail);
+    page.push_str(&tail.replacen("{{BOARD_JS}}", BOARD_JS, 1));
     page
 }
 
@@ -149,5 +189,27 @@ mod tests {
         assert_eq!(html.matches("</script>").count(), TEMPLATE.matches("</script>").count());
         assert!(html.contains("<title>a &lt;b&gt; &amp; c"));
         assert_eq!(inline_svg("<?xml version=\"1.0\"?>\n<svg a='1'></svg>"), "<svg a='1'></svg>");
+    }
+
+    #[test]
+    fn kanji_labels_follow_tradition_and_fall_back_to_the_letter() {
+        let label = |variant: &str, token: &str| {
+            let v = Variant::builtin(variant).unwrap();
+            let k = v.kinds().find(|&k| v.kind(k).token == token).unwrap();
+            kanji(v, k)
+        };
+        assert_eq!(label("shogi", "K"), "玉");
+        assert_eq!(label("shogi", "+R"), "龍");
+        assert_eq!(label("shogi", "+L"), "杏");
+        assert_eq!(label("shogi", "+P"), "と");
+        assert_eq!(label("pocket-copper", "C"), "銅");
+        // The Platinum General (a promoted Gold) has no kanji of its own.
+        assert_eq!(label("pocket-copper", "+G"), "成金");
+        assert_eq!(label("pocket-copper", "+C"), "成銅");
+        assert_eq!(label("pocket-copper", "+L"), "横");
+        // Hand shogi's Shogun: no tradition, the letter is shown.
+        let v = Variant::builtin("hand-shogi").unwrap();
+        let shogun = v.kinds().find(|&k| v.kind(k).name == "Shogun").unwrap();
+        assert_eq!(kanji(v, shogun), "");
     }
 }

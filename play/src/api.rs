@@ -1,0 +1,687 @@
+//! The requests the page makes, each checked before anything is done: the token, the
+//! JSON, the variant, the position, the move, the player spec (a USI engine only where
+//! the command line allowed it). Every refusal is a 4xx answer `{"error": "…"}` that
+//! says what was wrong; the page shows it.
+
+use crate::analysis::{self, LiveSearch, Network};
+use crate::session::{attach_opponent, Session, ThoughtView};
+use crate::PlayConfig;
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::Next;
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use gamerecords::{Ending, GameEnd};
+use players::spec::Kind;
+use players::{Limit, PlayerFactory, PlayerSpec};
+use rules::{Color, Game, MoveKind, Outcome, Position, TerminationReason, Variant};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use viewer::game::PlyView;
+use viewer::page::VariantView;
+
+const PAGE: &str = include_str!("page.html");
+/// The largest request body, SFEN and move list the server reads.
+const MAX_BODY: usize = 64 * 1024;
+const MAX_SFEN: usize = 512;
+const MAX_MOVES: usize = 2048;
+/// Games open at once (each may hold an engine).
+const MAX_SESSIONS: usize = 32;
+/// The analysis search's largest budget.
+const MAX_SIMULATIONS: u32 = 200_000;
+
+pub(crate) struct AppState {
+    token: String,
+    out: PathBuf,
+    allowed_engines: Vec<PathBuf>,
+    idle_timeout: Duration,
+    sessions: Mutex<HashMap<u64, Arc<Mutex<Session>>>>,
+    next_id: AtomicU64,
+    /// Each variant's shipped network, loaded on first use (`None`: it has none).
+    networks: Mutex<HashMap<String, Option<Network>>>,
+}
+
+type Shared = Arc<AppState>;
+
+impl AppState {
+    pub fn new(config: &PlayConfig, token: String) -> Shared {
+        Arc::new(AppState {
+            token,
+            out: config.out.clone(),
+            allowed_engines: config.allowed_engines.clone(),
+            idle_timeout: config.idle_timeout,
+            sessions: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            networks: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn session(&self, id: u64) -> Result<Arc<Mutex<Session>>, ApiError> {
+        let sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("no game {id} (closed, or the server restarted): start a new one")))
+    }
+
+    fn network(&self, variant: &'static Variant) -> Result<Network, ApiError> {
+        let mut nets = self.networks.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = nets.entry(variant.name.clone()).or_insert_with(|| {
+            let spec = PlayerSpec::parse("checkpoint").ok()?.with_shipped_model(variant).ok()?;
+            let Kind::Checkpoint(dir) = spec.kind else { return None };
+            match neteval::load(&dir, variant) {
+                Ok(n) => Some(Arc::new(n)),
+                Err(e) => {
+                    tracing::warn!(variant = %variant.name, "no network for analysis: {e}");
+                    None
+                }
+            }
+        });
+        entry.clone().ok_or_else(|| ApiError::new(StatusCode::CONFLICT, format!("{} has no shipped model to analyse with", variant.title)))
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct ApiError {
+    status: StatusCode,
+    message: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
+        ApiError { status, message: message.into() }
+    }
+    fn bad(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(serde_json::json!({ "error": self.message }))).into_response()
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(r: JsonRejection) -> ApiError {
+        ApiError::new(
+            if r.status() == StatusCode::PAYLOAD_TOO_LARGE { r.status() } else { StatusCode::BAD_REQUEST },
+            format!("malformed request: {}", r.body_text()),
+        )
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(r: PathRejection) -> ApiError {
+        ApiError::bad(format!("malformed address: {}", r.body_text()))
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(r: QueryRejection) -> ApiError {
+        ApiError::bad(format!("malformed query: {}", r.body_text()))
+    }
+}
+
+type ApiResult<T> = Result<Json<T>, ApiError>;
+
+pub(crate) fn router(state: Shared) -> Router {
+    Router::new()
+        .route("/", get(page))
+        .route("/api/setup", get(setup))
+        .route("/api/games", post(new_game))
+        .route("/api/games/{id}", get(game_state))
+        .route("/api/games/{id}/move", post(play_move))
+        .route("/api/games/{id}/takeback", post(take_back))
+        .route("/api/games/{id}/resign", post(resign))
+        .route("/api/games/{id}/stop", post(stop))
+        .route("/api/games/{id}/close", post(close))
+        .route("/api/games/{id}/network", get(network))
+        .route("/api/games/{id}/alphabeta", get(alphabeta))
+        .route("/api/games/{id}/search", post(start_search))
+        .route("/api/games/{id}/search/stop", post(stop_search))
+        .route("/api/games/{id}/review", post(review))
+        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such page") })
+        .layer(axum::middleware::from_fn_with_state(state.clone(), check_token))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .with_state(state)
+}
+
+/// Every request names the token: `?token=…` (the page's URL) or the `x-copper-token`
+/// header (the page's requests).
+async fn check_token(State(state): State<Shared>, request: Request, next: Next) -> Response {
+    let from_header = request.headers().get("x-copper-token").and_then(|v| v.to_str().ok()).map(str::to_string);
+    let from_query = request.uri().query().and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("token=")).map(str::to_string));
+    let given = from_header.or(from_query).unwrap_or_default();
+    // Length first, then every byte: the time taken says nothing about the token.
+    let same = given.len() == state.token.len() && given.bytes().zip(state.token.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
+    if !same {
+        return ApiError::new(StatusCode::FORBIDDEN, "missing or wrong token: open the URL `copper play` printed").into_response();
+    }
+    next.run(request).await
+}
+
+async fn page() -> Response {
+    let html = PAGE.replacen("{{BOARD_JS}}", viewer::page::BOARD_JS, 1);
+    ([(header::CACHE_CONTROL, "no-store")], Html(html)).into_response()
+}
+
+#[derive(Serialize)]
+struct Preset {
+    label: String,
+    spec: String,
+}
+
+#[derive(Serialize)]
+struct VariantSetup {
+    name: String,
+    title: String,
+    starts: Vec<String>,
+    view: VariantView,
+    has_model: bool,
+    opponents: Vec<Preset>,
+}
+
+#[derive(Serialize)]
+struct Setup {
+    variants: Vec<VariantSetup>,
+    movetime_ms: u64,
+    engines: Vec<String>,
+}
+
+/// The variants the page offers.
+fn variants() -> Vec<&'static Variant> {
+    ["pocket-copper", "shogi", "hand-shogi", "minishogi"].iter().filter_map(|n| Variant::builtin(n).ok()).collect()
+}
+
+/// The named opponents of `variant`: its shipped model at a few strengths (the mate
+/// checks and the quiescence mix its model card plays with), the alpha-beta at a few
+/// depths, random moves.
+fn presets(variant: &Variant, has_model: bool, engines: &[PathBuf]) -> Vec<Preset> {
+    let p = |label: &str, spec: String| Preset { label: label.into(), spec };
+    let extras = if variant.name == "hand-shogi" { "mate=on,qmix=0.5,qscale=1000" } else { "mate=on,mate3=all,qmix=0.5,qscale=1000" };
+    let mut out = Vec::new();
+    if has_model {
+        out.push(p("model, at the time per move", format!("checkpoint,{extras},name=model")));
+        out.push(p("model, 100 simulations", format!("checkpoint,sims=100,{extras},name=model-100")));
+        out.push(p("model, 16 simulations", "checkpoint,sims=16,name=model-16".into()));
+        out.push(p("model, policy only (1 simulation)", "checkpoint,sims=1,name=model-policy".into()));
+    }
+    out.push(p("alpha-beta, at the time per move", "alphabeta,name=alphabeta".into()));
+    for d in 1..=4 {
+        out.push(p(&format!("alpha-beta, depth {d}"), format!("alphabeta,depth={d},name=alphabeta-d{d}")));
+    }
+    out.push(p("random moves", "random".into()));
+    for e in engines {
+        out.push(p(
+            &format!("USI engine {}", e.display()),
+            format!(
+                "usi:{},name={}",
+                players::spec::quote(&e.display().to_string()),
+                e.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default()
+            ),
+        ));
+    }
+    out
+}
+
+async fn setup(State(state): State<Shared>) -> Json<Setup> {
+    let variants = variants()
+        .into_iter()
+        .map(|v| {
+            let has_model = PlayerSpec::parse("checkpoint").ok().and_then(|s| s.with_shipped_model(v).ok()).is_some();
+            VariantSetup {
+                name: v.name.clone(),
+                title: v.title.clone(),
+                starts: v.start_family().into_iter().map(|(n, _)| n).collect(),
+                view: VariantView::of(v),
+                has_model,
+                opponents: presets(v, has_model, &state.allowed_engines),
+            }
+        })
+        .collect();
+    Json(Setup { variants, movetime_ms: 500, engines: state.allowed_engines.iter().map(|p| p.display().to_string()).collect() })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewGame {
+    variant: String,
+    /// A start of the variant's start family (default: its own).
+    #[serde(default)]
+    start: Option<String>,
+    /// A position to start from instead (analysis), and moves played from it.
+    #[serde(default)]
+    sfen: Option<String>,
+    #[serde(default)]
+    moves: Vec<String>,
+    /// `black`, `white`, or `both` (a study board: no opponent).
+    side: String,
+    #[serde(default)]
+    opponent: Option<String>,
+    #[serde(default)]
+    movetime_ms: Option<u64>,
+}
+
+/// One legal move as the page clicks it: where it starts (`sq:<index>`,
+/// `hand:<b|w>:<token>`, `pocket:<b|w>`) and where it goes (`sq:<index>`, `pocket:<b|w>`).
+#[derive(Serialize)]
+struct LegalMove {
+    u: String,
+    from: String,
+    to: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    promo: bool,
+}
+
+#[derive(Serialize)]
+struct GameState {
+    id: u64,
+    variant: String,
+    start: String,
+    /// The person's side: `b`, `w` or `both`.
+    human: String,
+    black: String,
+    white: String,
+    plies: Vec<PlyView>,
+    legal: Vec<LegalMove>,
+    to_move: String,
+    over: bool,
+    /// `1-0`, `0-1`, `1/2-1/2`, `*`.
+    result: String,
+    /// How it ended (`checkmate`, `resignation`, …), and in words.
+    reason: String,
+    reason_text: String,
+    thinking: bool,
+    think_ms: u64,
+    last_thought: Option<ThoughtView>,
+    message: Option<String>,
+    record: String,
+    search: Option<analysis::SearchView>,
+}
+
+fn side_letter(c: Color) -> &'static str {
+    if c == Color::Black {
+        "b"
+    } else {
+        "w"
+    }
+}
+
+fn place(pos: &Position, m: rules::Move) -> (String, String) {
+    let v = pos.variant();
+    let side = side_letter(pos.side_to_move());
+    match m.kind() {
+        MoveKind::Board { from, to, .. } => (format!("sq:{}", from.index()), format!("sq:{}", to.index())),
+        MoveKind::Drop { kind, to } => (format!("hand:{side}:{}", v.kind(kind).token), format!("sq:{}", to.index())),
+        MoveKind::PocketIn { from } => (format!("sq:{}", from.index()), format!("pocket:{side}")),
+        MoveKind::PocketDrop { to, .. } => (format!("pocket:{side}"), format!("sq:{}", to.index())),
+    }
+}
+
+/// What an ending means, for the person.
+fn reason_text(end: &GameEnd) -> String {
+    match end.ending {
+        Ending::Rules(r) => match r {
+            TerminationReason::Checkmate => "checkmate".into(),
+            TerminationReason::NoLegalMoves => "no legal move".into(),
+            TerminationReason::DropMate => "mate by a pawn drop, which loses for the dropper".into(),
+            TerminationReason::Flag => "a king reached the square where the opposing king started".into(),
+            TerminationReason::PerpetualCheck => "perpetual check: the checking side loses".into(),
+            TerminationReason::Repetition => "fourfold repetition".into(),
+            TerminationReason::Declaration => "the 27-point declaration".into(),
+            TerminationReason::NoCapture => "too many moves without a capture".into(),
+            TerminationReason::MaxPlies => "the game's length limit".into(),
+        },
+        Ending::Resignation => "resignation".into(),
+        Ending::IllegalMove => "an illegal move".into(),
+        Ending::TimeForfeit => "time".into(),
+        Ending::Crash => "the engine failed".into(),
+        Ending::AdjudicatedWin | Ending::AdjudicatedDraw => "adjudication".into(),
+    }
+}
+
+fn state_of(s: &Session) -> GameState {
+    let mut plies = Vec::with_capacity(s.game.ply() + 1);
+    let mut pos = s.game.start().clone();
+    plies.push(PlyView { sfen: pos.to_sfen(), label: None, marks: Vec::new(), score: None });
+    for &m in s.game.moves() {
+        let label = viewer::game::move_label(&pos, m);
+        pos.play_unchecked(m);
+        plies.push(PlyView { sfen: pos.to_sfen(), label: Some(label), marks: viewer::game::marked_squares(m), score: None });
+    }
+    let now = s.game.position();
+    let legal = if s.is_over() {
+        Vec::new()
+    } else {
+        s.game
+            .legal_moves()
+            .iter()
+            .map(|&m| {
+                let (from, to) = place(now, m);
+                LegalMove { u: now.move_to_usi(m), from, to, promo: m.is_promotion() }
+            })
+            .collect()
+    };
+    let result = match s.end.map(|e| e.outcome) {
+        Some(Outcome::Win(Color::Black)) => "1-0",
+        Some(Outcome::Win(Color::White)) => "0-1",
+        Some(Outcome::Draw) => "1/2-1/2",
+        None => "*",
+    };
+    GameState {
+        id: s.id,
+        variant: s.variant.name.clone(),
+        start: s.start_name.clone(),
+        human: s.human.map_or("both", side_letter).to_string(),
+        black: s.names[0].clone(),
+        white: s.names[1].clone(),
+        plies,
+        legal,
+        to_move: side_letter(now.side_to_move()).to_string(),
+        over: s.is_over(),
+        result: result.into(),
+        reason: s.end.map(|e| e.name().to_string()).unwrap_or_default(),
+        reason_text: s.end.as_ref().map(reason_text).unwrap_or_default(),
+        thinking: s.thinking_since.is_some(),
+        think_ms: s.thinking_since.map_or(0, |t| t.elapsed().as_millis() as u64),
+        last_thought: s.last_thought.clone(),
+        message: s.message.clone(),
+        record: s.record_path.display().to_string(),
+        search: s.search.as_ref().map(LiveSearch::view),
+    }
+}
+
+fn lock(s: &Arc<Mutex<Session>>) -> std::sync::MutexGuard<'_, Session> {
+    s.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Builds the opponent's player (loading a network takes a moment: off the async threads).
+async fn build_player(state: &Shared, text: &str, variant: &'static Variant, movetime_ms: u64) -> Result<(PlayerFactory, Limit), ApiError> {
+    if text.len() > 1024 {
+        return Err(ApiError::bad("player spec: longer than 1024 characters"));
+    }
+    let spec = PlayerSpec::parse(text).map_err(|e| ApiError::bad(e.to_string()))?;
+    if let Kind::Usi(path) = &spec.kind {
+        if !state.allowed_engines.iter().any(|a| a == path) {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                format!("player '{text}': a USI engine starts a process, so the page may name only engines the command line allowed (copper play --allow-engine {})", path.display()),
+            ));
+        }
+    }
+    let limit = spec.limit.unwrap_or(Limit::MoveTime(movetime_ms));
+    let timeout = Duration::from_millis(movetime_ms.saturating_mul(4)).max(Duration::from_secs(30));
+    let factory = tokio::task::spawn_blocking(move || PlayerFactory::new(spec, variant, Some(limit), 1, timeout))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+        .map_err(|e| ApiError::bad(e.to_string()))?;
+    Ok((factory, limit))
+}
+
+async fn new_game(State(state): State<Shared>, body: Result<Json<NewGame>, JsonRejection>) -> ApiResult<GameState> {
+    let Json(req) = body?;
+    let variant = variants().into_iter().find(|v| v.name == req.variant).ok_or_else(|| {
+        ApiError::bad(format!("variant '{}': not one of pocket-copper, shogi, hand-shogi, minishogi", req.variant.chars().take(40).collect::<String>()))
+    })?;
+    let human = match req.side.as_str() {
+        "black" => Some(Color::Black),
+        "white" => Some(Color::White),
+        "both" => None,
+        other => return Err(ApiError::bad(format!("side '{}': expected black, white or both", other.chars().take(40).collect::<String>()))),
+    };
+    let movetime_ms = req.movetime_ms.unwrap_or(500);
+    if !(10..=600_000).contains(&movetime_ms) {
+        return Err(ApiError::bad(format!("movetime_ms {movetime_ms}: expected 10 to 600000")));
+    }
+    let (start, start_name) = match (&req.sfen, &req.start) {
+        (Some(sfen), _) => {
+            if sfen.len() > MAX_SFEN {
+                return Err(ApiError::bad(format!("SFEN: {} characters, at most {MAX_SFEN}", sfen.len())));
+            }
+            (Position::from_sfen(variant, sfen).map_err(|e| ApiError::bad(format!("SFEN: {e}")))?, "position".to_string())
+        }
+        (None, start) => {
+            let family = variant.start_family();
+            let name = start.clone().unwrap_or_else(|| family.iter().find(|(_, s)| *s == variant.start_sfen).map_or("default".into(), |(n, _)| n.clone()));
+            let sfen = family.iter().find(|(n, _)| *n == name).map(|(_, s)| s.clone()).ok_or_else(|| {
+                ApiError::bad(format!(
+                    "start '{}': {} has {}",
+                    name.chars().take(40).collect::<String>(),
+                    variant.title,
+                    family.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
+                ))
+            })?;
+            (Position::from_sfen(variant, &sfen).map_err(|e| ApiError::bad(format!("start '{name}': {e}")))?, name)
+        }
+    };
+    if req.moves.len() > MAX_MOVES {
+        return Err(ApiError::bad(format!("{} moves: at most {MAX_MOVES}", req.moves.len())));
+    }
+    let mut check = Game::new(start.clone(), None);
+    for (i, m) in req.moves.iter().enumerate() {
+        check.play_usi(m).map_err(|e| ApiError::bad(format!("move {}: {e}", i + 1)))?;
+    }
+    let opponent = match (human, &req.opponent) {
+        (None, _) => None,
+        (Some(_), None) => return Err(ApiError::bad("no opponent: give a player spec (or side \"both\" for a study board)")),
+        (Some(_), Some(text)) => Some(build_player(&state, text, variant, movetime_ms).await?),
+    };
+    let id = state.next_id.fetch_add(1, Ordering::Relaxed);
+    {
+        let mut sessions = state.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        if sessions.len() >= MAX_SESSIONS {
+            // The least recently seen game makes room.
+            let oldest = sessions.iter().min_by_key(|(_, s)| lock(s).touched).map(|(&k, _)| k);
+            if let Some(k) = oldest {
+                sessions.remove(&k);
+            }
+        }
+    }
+    let names = match (human, &opponent) {
+        (Some(Color::Black), Some((f, _))) => ["you".to_string(), f.name().to_string()],
+        (Some(Color::White), Some((f, _))) => [f.name().to_string(), "you".to_string()],
+        _ => ["black".to_string(), "white".to_string()],
+    };
+    let when = std::time::SystemTime::now();
+    let path = crate::record::path_for(&state.out, when, &variant.name, id);
+    let session = Arc::new(Mutex::new(Session::new(id, start, start_name, human, names, path)));
+    {
+        let mut s = lock(&session);
+        s.started_at = when;
+        for m in &req.moves {
+            s.human_move_any(m).map_err(ApiError::bad)?;
+        }
+        if let Some((factory, limit)) = opponent {
+            let name = factory.name().to_string();
+            s.opponent = Some(attach_opponent(&session, factory.instance(id), limit, name));
+        }
+        s.save();
+        s.kick();
+    }
+    state.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(id, session.clone());
+    tracing::info!(game = id, variant = %variant.name, "new game");
+    let s = lock(&session);
+    Ok(Json(state_of(&s)))
+}
+
+fn with_session<T>(state: &Shared, id: Result<Path<u64>, PathRejection>, f: impl FnOnce(&mut Session) -> Result<T, ApiError>) -> Result<T, ApiError> {
+    let Path(id) = id?;
+    let session = state.session(id)?;
+    let mut s = lock(&session);
+    s.touched = Instant::now();
+    f(&mut s)
+}
+
+async fn game_state(State(state): State<Shared>, id: Result<Path<u64>, PathRejection>) -> ApiResult<GameState> {
+    with_session(&state, id, |s| Ok(Json(state_of(s))))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MoveRequest {
+    usi: String,
+}
+
+async fn play_move(State(state): State<Shared>, id: Result<Path<u64>, PathRejection>, body: Result<Json<MoveRequest>, JsonRejection>) -> ApiResult<GameState> {
+    let Json(req) = body?;
+    if req.usi.len() > 16 {
+        return Err(ApiError::bad("move: longer than any move's text"));
+    }
+    with_session(&state, id, |s| {
+        s.human_move(&req.usi).map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e))?;
+        s.kick();
+        Ok(Json(state_of(s)))
+    })
+}
+
+async fn take_back(State(state): State<Shared>, id: Result<Path<u64>, PathRejection>) -> ApiResult<GameState> {
+    with_session(&state, id, |s| {
+        s.take_back().map_err(|e| ApiError::new(StatusCode::CONFLICT, e))?;
+        s.kick();
+        Ok(Json(state_of(s)))
+    })
+}
+
+async fn resign(State(state): State<Shared>, id: Result<Path<u64>, PathRejection>) -> ApiResult<GameState> {
+    with_session(&state, id, |s| {
+        s.resign().map_err(|e| ApiError::new(StatusCode::CONFLICT, e))?;
+        Ok(Json(state_of(s)))
+    })
+}
+
+async fn stop(State(state): State<Shared>, id: Result<Path<u64>, PathRejection>) -> ApiResult<GameState> {
+    with_session(&state, id, |s| {
+        s.stop_thinking();
+        Ok(Json(state_of(s)))
+    })
+}
+
+/// The page went away (its tab closed): the game and its engine are freed.
+async fn close(State(state): State<Shared>, id: Result<Path<u64>, PathRejection>) -> Result<StatusCode, ApiError> {
+    let Path(id) = id?;
+    let removed = state.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+    match removed {
+        Some(_) => Ok(StatusCode::NO_CONTENT),
+        None => Err(ApiError::new(StatusCode::NOT_FOUND, format!("no game {id}"))),
+    }
+}
+
+/// The position a request analyses: the game's current one, or an earlier ply of it.
+/// (The query also carries the token, so unknown fields are allowed here.)
+#[derive(Deserialize)]
+struct PlyQuery {
+    #[serde(default)]
+    ply: Option<usize>,
+    #[serde(default)]
+    depth: Option<u32>,
+}
+
+fn game_at(s: &Session, ply: Option<usize>) -> Result<Game, ApiError> {
+    let ply = ply.unwrap_or(s.game.ply());
+    if ply > s.game.ply() {
+        return Err(ApiError::bad(format!("ply {ply}: the game has {} plies", s.game.ply())));
+    }
+    let mut g = Game::new(s.game.start().clone(), Some(s.game.max_plies()));
+    for &m in &s.game.moves()[..ply] {
+        g.play(m).map_err(|e| ApiError::bad(e.to_string()))?;
+    }
+    Ok(g)
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, ApiError> + Send + 'static) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+}
+
+async fn network(
+    State(state): State<Shared>,
+    id: Result<Path<u64>, PathRejection>,
+    q: Result<Query<PlyQuery>, QueryRejection>,
+) -> ApiResult<Option<analysis::NetView>> {
+    let Query(q) = q?;
+    let (game, variant) = with_session(&state, id, |s| Ok((game_at(s, q.ply)?, s.variant)))?;
+    let net = state.network(variant)?;
+    blocking(move || Ok(Json(analysis::network_view(&net, &game, 8)))).await
+}
+
+async fn alphabeta(
+    State(state): State<Shared>,
+    id: Result<Path<u64>, PathRejection>,
+    q: Result<Query<PlyQuery>, QueryRejection>,
+) -> ApiResult<Option<analysis::AlphaBetaView>> {
+    let Query(q) = q?;
+    let depth = q.depth.unwrap_or(3);
+    if !(1..=5).contains(&depth) {
+        return Err(ApiError::bad(format!("depth {depth}: expected 1 to 5")));
+    }
+    let game = with_session(&state, id, |s| game_at(s, q.ply))?;
+    blocking(move || analysis::alphabeta_view(&game, depth).map(Json).map_err(ApiError::bad)).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SearchRequest {
+    simulations: u32,
+    #[serde(default)]
+    ply: Option<usize>,
+}
+
+async fn start_search(
+    State(state): State<Shared>,
+    id: Result<Path<u64>, PathRejection>,
+    body: Result<Json<SearchRequest>, JsonRejection>,
+) -> ApiResult<GameState> {
+    let Json(req) = body?;
+    if !(1..=MAX_SIMULATIONS).contains(&req.simulations) {
+        return Err(ApiError::bad(format!("simulations {}: expected 1 to {MAX_SIMULATIONS}", req.simulations)));
+    }
+    let id = id?;
+    let variant = with_session(&state, Ok(Path(id.0)), |s| Ok(s.variant))?;
+    let net = state.network(variant)?;
+    with_session(&state, Ok(id), |s| {
+        let game = game_at(s, req.ply)?;
+        if game.is_over() {
+            return Err(ApiError::new(StatusCode::CONFLICT, "the game is over: nothing to search"));
+        }
+        s.search = Some(LiveSearch::start(net, game, req.simulations));
+        Ok(Json(state_of(s)))
+    })
+}
+
+async fn stop_search(State(state): State<Shared>, id: Result<Path<u64>, PathRejection>) -> ApiResult<GameState> {
+    with_session(&state, id, |s| {
+        if let Some(search) = &s.search {
+            search.stop();
+        }
+        Ok(Json(state_of(s)))
+    })
+}
+
+async fn review(State(state): State<Shared>, id: Result<Path<u64>, PathRejection>) -> ApiResult<analysis::Review> {
+    let (game, variant) = with_session(&state, id, |s| Ok((game_at(s, None)?, s.variant)))?;
+    let net = state.network(variant)?;
+    blocking(move || analysis::review(&net, &game, 2).map(Json).map_err(ApiError::bad)).await
+}
+
+/// Closes games no page has asked about for the idle timeout (a tab closed without
+/// saying so, a browser that crashed).
+pub(crate) async fn reap_idle(state: Shared) {
+    let mut tick = tokio::time::interval(Duration::from_secs(5));
+    loop {
+        tick.tick().await;
+        let mut sessions = state.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.retain(|id, s| {
+            let keep = lock(s).touched.elapsed() < state.idle_timeout;
+            if !keep {
+                tracing::info!(game = id, "closed: no page asked about it");
+            }
+            keep
+        });
+    }
+}

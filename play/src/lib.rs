@@ -1,0 +1,131 @@
+//! `copper play`: a local web server with a board to play every variant against any
+//! player and to analyse positions and games.
+//!
+//! The server's rules engine is the only source of positions and legal moves: the page
+//! (`page.html`, drawing with the viewer's `board.js`) sends the USI text of a move the
+//! person clicked and draws the position the server answers with. Every request carries
+//! the server's token (printed in the URL it opens with), so no other page or user on the
+//! machine can drive it; nothing is served but the page and its JSON, and games are
+//! written only under the output folder.
+//!
+//! Layers: [`record`] (saving games), [`analysis`] (network, search, alpha-beta),
+//! [`session`] (a game and its opponent's thread), [`api`] (requests, their checks and
+//! answers), and this module (the server).
+
+pub mod analysis;
+mod api;
+mod record;
+mod session;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How to run the server.
+#[derive(Clone, Debug)]
+pub struct PlayConfig {
+    /// Address to listen on (`127.0.0.1:8080`; port 0: any free port).
+    pub listen: SocketAddr,
+    /// Where games are saved.
+    pub out: PathBuf,
+    /// USI engines the page may name as opponents (`usi:PATH`); no other spec starts a
+    /// process.
+    pub allowed_engines: Vec<PathBuf>,
+    /// The token every request must carry; `None`: a random one.
+    pub token: Option<String>,
+    /// A game no page has asked about for this long is closed (its engine freed).
+    pub idle_timeout: Duration,
+}
+
+impl PlayConfig {
+    pub fn new(listen: SocketAddr, out: PathBuf) -> PlayConfig {
+        PlayConfig { listen, out, allowed_engines: Vec::new(), token: None, idle_timeout: Duration::from_secs(120) }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlayError {
+    #[error("cannot listen on {addr}: {source}")]
+    Listen { addr: SocketAddr, source: std::io::Error },
+    #[error("output folder {path}: {source}")]
+    Out { path: PathBuf, source: std::io::Error },
+    #[error("the server's runtime: {0}")]
+    Runtime(std::io::Error),
+    #[error("the server stopped: {0}")]
+    Stopped(String),
+}
+
+/// A running server.
+pub struct Server {
+    addr: SocketAddr,
+    token: String,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<Result<(), String>>>,
+}
+
+impl Server {
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The URL to open, with the token.
+    pub fn url(&self) -> String {
+        let host = if self.addr.ip().is_unspecified() { "127.0.0.1".to_string() } else { self.addr.ip().to_string() };
+        let host = if self.addr.is_ipv6() && !self.addr.ip().is_unspecified() { format!("[{host}]") } else { host };
+        format!("http://{host}:{}/?token={}", self.addr.port(), self.token)
+    }
+
+    /// Serves until the process ends (or the server fails).
+    pub fn wait(mut self) -> Result<(), PlayError> {
+        match self.thread.take().map(|t| t.join()) {
+            Some(Ok(Ok(()))) | None => Ok(()),
+            Some(Ok(Err(e))) => Err(PlayError::Stopped(e)),
+            Some(Err(_)) => Err(PlayError::Stopped("the server thread panicked".into())),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A token nobody can guess: 128 random bits, hex.
+fn new_token() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
+
+/// Binds the address and starts serving on a thread of its own; returns once requests
+/// are accepted.
+pub fn start(config: PlayConfig) -> Result<Server, PlayError> {
+    std::fs::create_dir_all(&config.out).map_err(|source| PlayError::Out { path: config.out.clone(), source })?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(PlayError::Runtime)?;
+    let listener = runtime.block_on(tokio::net::TcpListener::bind(config.listen)).map_err(|source| PlayError::Listen { addr: config.listen, source })?;
+    let addr = listener.local_addr().map_err(|source| PlayError::Listen { addr: config.listen, source })?;
+    let token = config.token.clone().unwrap_or_else(new_token);
+    let state = api::AppState::new(&config, token.clone());
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::Builder::new()
+        .name("play-server".into())
+        .spawn(move || {
+            runtime.block_on(async move {
+                tokio::spawn(api::reap_idle(state.clone()));
+                axum::serve(listener, api::router(state))
+                    .with_graceful_shutdown(async {
+                        let _ = rx.await;
+                    })
+                    .await
+                    .map_err(|e| e.to_string())
+            })
+        })
+        .map_err(PlayError::Runtime)?;
+    tracing::info!(%addr, "copper play is serving");
+    Ok(Server { addr, token, shutdown: Some(tx), thread: Some(thread) })
+}

@@ -1,0 +1,370 @@
+//! One game on the page: the rules engine's game, the opponent thinking on a thread of
+//! its own, and the record written after every move.
+//!
+//! The opponent's thread owns its player and hears of the session only through a weak
+//! reference: a closed or reaped session drops its sender, the thread sees the channel
+//! close and ends, and the player (an engine process too) goes with it. Every change of
+//! the game bumps `epoch`, so an answer computed for a position the person has since
+//! taken back is dropped rather than played.
+
+use crate::analysis::LiveSearch;
+use crate::record;
+use gamerecords::{Ending, GameEnd, GameRecord};
+use players::limits::ClockView;
+use players::player::{Answer, Player, Reply};
+use players::{Limit, Score, Thought};
+use rules::{Color, Game, Move, Position, Variant};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant, SystemTime};
+
+/// What the page's opponent was asked to be.
+pub(crate) struct Opponent {
+    tx: Sender<ToEngine>,
+}
+
+enum ToEngine {
+    Go { game: Box<Game>, epoch: u64 },
+    Stop,
+}
+
+/// The opponent's last answer, as the page shows it.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct ThoughtView {
+    /// From the opponent's side: `+123`, `-40`, `mate +5`.
+    pub score: String,
+    pub depth: u32,
+    pub nodes: u64,
+    /// USI moves.
+    pub pv: Vec<String>,
+    pub ms: u64,
+}
+
+pub(crate) struct Session {
+    pub id: u64,
+    pub variant: &'static Variant,
+    pub start_name: String,
+    pub game: Game,
+    pub end: Option<GameEnd>,
+    /// The side the person plays; `None`: both (the board is a study board).
+    pub human: Option<Color>,
+    /// Black's and White's names in the record.
+    pub names: [String; 2],
+    pub opponent: Option<Opponent>,
+    pub epoch: u64,
+    pub thinking_since: Option<Instant>,
+    pub last_thought: Option<ThoughtView>,
+    /// The mover's score after each move (the opponent's moves), by ply.
+    pub comments: Vec<Option<String>>,
+    pub move_times_ms: Vec<u64>,
+    /// When the last move was made (the person's thinking time is counted from it).
+    pub turn_started: Instant,
+    /// What went wrong with the opponent (its engine failed, its move was refused).
+    pub message: Option<String>,
+    pub touched: Instant,
+    pub started_at: SystemTime,
+    pub record_path: PathBuf,
+    pub search: Option<LiveSearch>,
+}
+
+/// The mover's score as a record comment: `+123`, `-40`, `mate +5`.
+pub(crate) fn score_text(s: Score) -> String {
+    match s {
+        Score::Cp(cp) => format!("{cp:+}"),
+        Score::Mate(n) => format!("mate {n:+}"),
+    }
+}
+
+impl Session {
+    pub fn new(id: u64, start: Position, start_name: String, human: Option<Color>, names: [String; 2], record_path: PathBuf) -> Session {
+        let variant = start.variant();
+        let game = Game::new(start, None);
+        let end = gamerecords::rules_end(&game);
+        Session {
+            id,
+            variant,
+            start_name,
+            game,
+            end,
+            human,
+            names,
+            opponent: None,
+            epoch: 0,
+            thinking_since: None,
+            last_thought: None,
+            comments: Vec::new(),
+            move_times_ms: Vec::new(),
+            turn_started: Instant::now(),
+            message: None,
+            touched: Instant::now(),
+            started_at: SystemTime::now(),
+            record_path,
+            search: None,
+        }
+    }
+
+    pub fn is_over(&self) -> bool {
+        self.end.is_some()
+    }
+
+    /// Whether the opponent is to move (and should be thinking).
+    pub fn opponent_to_move(&self) -> bool {
+        self.opponent.is_some() && !self.is_over() && self.human.is_some_and(|h| h != self.game.position().side_to_move())
+    }
+
+    /// The record of the game so far.
+    pub fn record(&self) -> GameRecord {
+        let mut r = GameRecord::from_game(&self.game, self.end, &self.names[0], &self.names[1]);
+        r.event = Some(format!("copper play ({})", self.start_name));
+        r.round = Some(self.id);
+        r.start_time = Some(gamerecords::rfc3339_utc(self.started_at));
+        r.move_times_ms = self.move_times_ms.clone();
+        r.comments = self.comments.clone();
+        r
+    }
+
+    /// Writes the record (and KIF/CSA for standard shogi) under the output folder.
+    pub fn save(&self) {
+        if let Err(e) = record::save(&self.record_path, &self.record()) {
+            tracing::error!(game = self.id, path = %self.record_path.display(), "cannot save the game: {e}");
+        }
+    }
+
+    fn played(&mut self, m: Move, comment: Option<String>) {
+        let ms = self.turn_started.elapsed().as_millis() as u64;
+        self.game.play(m).expect("checked legal by the caller");
+        self.comments.resize(self.game.ply() - 1, None);
+        self.comments.push(comment);
+        self.move_times_ms.resize(self.game.ply() - 1, 0);
+        self.move_times_ms.push(ms);
+        self.turn_started = Instant::now();
+        self.end = gamerecords::rules_end(&self.game);
+        self.epoch += 1;
+        self.search = None;
+    }
+
+    /// The person's move (USI text), checked by the rules engine.
+    pub fn human_move(&mut self, usi: &str) -> Result<(), String> {
+        if self.is_over() {
+            return Err("the game is over".into());
+        }
+        let to_move = self.game.position().side_to_move();
+        if self.human.is_some_and(|h| h != to_move) {
+            return Err("it is the opponent's turn".into());
+        }
+        let m = self.game.position().parse_usi(usi).map_err(|e| e.to_string())?;
+        self.played(m, None);
+        self.save();
+        Ok(())
+    }
+
+    /// A move of either side, before the opponent joins (the moves a new game starts with).
+    pub fn human_move_any(&mut self, usi: &str) -> Result<(), String> {
+        if self.is_over() {
+            return Err(format!("move '{usi}': the game is over"));
+        }
+        let m = self.game.position().parse_usi(usi).map_err(|e| e.to_string())?;
+        self.played(m, None);
+        Ok(())
+    }
+
+    /// Takes back the last moves: to the person's previous turn against an opponent
+    /// (their move and the reply), one ply on a study board. A finished game goes on.
+    pub fn take_back(&mut self) -> Result<(), String> {
+        let plies = self.game.ply();
+        let keep = match self.human {
+            None => plies.checked_sub(1),
+            Some(h) => {
+                // The latest position before the end where the person is to move.
+                let mut n = plies;
+                let mut found = None;
+                while n > 0 {
+                    n -= 1;
+                    let side = if n.is_multiple_of(2) { self.game.start().side_to_move() } else { !self.game.start().side_to_move() };
+                    if side == h {
+                        found = Some(n);
+                        break;
+                    }
+                }
+                found
+            }
+        };
+        let Some(keep) = keep else { return Err("nothing to take back".into()) };
+        let moves: Vec<Move> = self.game.moves()[..keep].to_vec();
+        let mut game = Game::new(self.game.start().clone(), Some(self.game.max_plies()));
+        for m in moves {
+            game.play(m).map_err(|e| e.to_string())?;
+        }
+        self.game = game;
+        self.comments.truncate(keep);
+        self.move_times_ms.truncate(keep);
+        self.end = gamerecords::rules_end(&self.game);
+        self.epoch += 1;
+        self.thinking_since = None;
+        self.message = None;
+        self.turn_started = Instant::now();
+        self.search = None;
+        if let Some(o) = &self.opponent {
+            let _ = o.tx.send(ToEngine::Stop);
+        }
+        self.save();
+        Ok(())
+    }
+
+    pub fn resign(&mut self) -> Result<(), String> {
+        if self.is_over() {
+            return Err("the game is over".into());
+        }
+        let loser = self.human.unwrap_or(self.game.position().side_to_move());
+        self.end = Some(GameEnd::loss_of(loser, Ending::Resignation));
+        self.epoch += 1;
+        self.thinking_since = None;
+        if let Some(o) = &self.opponent {
+            let _ = o.tx.send(ToEngine::Stop);
+        }
+        self.save();
+        Ok(())
+    }
+
+    /// Asks the opponent to answer now with the best move it has.
+    pub fn stop_thinking(&self) {
+        if let Some(o) = &self.opponent {
+            let _ = o.tx.send(ToEngine::Stop);
+        }
+    }
+
+    /// Starts the opponent thinking when it is its turn and it is not already.
+    pub fn kick(&mut self) {
+        if !self.opponent_to_move() || self.thinking_since.is_some() {
+            return;
+        }
+        let Some(o) = &self.opponent else { return };
+        if o.tx.send(ToEngine::Go { game: Box::new(self.game.clone()), epoch: self.epoch }).is_ok() {
+            self.thinking_since = Some(Instant::now());
+        }
+    }
+
+    /// The opponent's answer for the position of `epoch`.
+    fn answered(&mut self, epoch: u64, reply: Reply, elapsed: Duration) {
+        if epoch != self.epoch || self.is_over() {
+            return;
+        }
+        self.thinking_since = None;
+        let mover = self.game.position().side_to_move();
+        let name = self.names[mover.index()].clone();
+        let thought = |t: &Thought, game: &Game| ThoughtView {
+            score: score_text(t.score),
+            depth: t.depth,
+            nodes: t.nodes,
+            pv: pv_text(game.position(), &t.pv),
+            ms: elapsed.as_millis() as u64,
+        };
+        match reply {
+            Reply::Move(m, t) if self.game.position().is_legal(m) => {
+                self.last_thought = Some(thought(&t, &self.game));
+                self.played(m, Some(score_text(t.score)));
+            }
+            Reply::Move(m, _) => {
+                let text = self.game.position().move_to_usi(m);
+                self.message = Some(format!("{name} played {text}, which is not legal here"));
+                self.end = Some(GameEnd::loss_of(mover, Ending::IllegalMove));
+            }
+            Reply::Text(text, t) => match self.game.position().parse_usi(&text) {
+                Ok(m) => {
+                    self.last_thought = Some(thought(&t, &self.game));
+                    self.played(m, Some(score_text(t.score)));
+                }
+                Err(e) => {
+                    self.message = Some(format!("{name}: {e}"));
+                    self.end = Some(GameEnd::loss_of(mover, Ending::IllegalMove));
+                }
+            },
+            Reply::Resign => self.end = Some(GameEnd::loss_of(mover, Ending::Resignation)),
+            Reply::Declare => {
+                // A legal declaration ends the game by the rules before anyone is asked
+                // to move; one made here is not.
+                self.message = Some(format!("{name} declared a win whose conditions do not hold"));
+                self.end = Some(GameEnd::loss_of(mover, Ending::IllegalMove));
+            }
+            Reply::Fault(f) => {
+                self.message = Some(format!("{name} failed: {}", f.message));
+                self.end = Some(GameEnd::loss_of(mover, Ending::Crash));
+            }
+        }
+        self.save();
+    }
+}
+
+/// USI text of a principal variation from `pos`, as far as its moves are legal.
+pub(crate) fn pv_text(pos: &Position, pv: &[Move]) -> Vec<String> {
+    let mut p = pos.clone();
+    let mut out = Vec::new();
+    for &m in pv {
+        if !p.is_legal(m) {
+            break;
+        }
+        out.push(p.move_to_usi(m));
+        p.play_unchecked(m);
+    }
+    out
+}
+
+/// Starts the opponent's thread for `session`, playing `player` at `limit`.
+pub(crate) fn attach_opponent(session: &Arc<Mutex<Session>>, mut player: Box<dyn Player>, limit: Limit, name: String) -> Opponent {
+    let (tx, rx) = channel::<ToEngine>();
+    let weak: Weak<Mutex<Session>> = Arc::downgrade(session);
+    std::thread::Builder::new()
+        .name(format!("play-opponent-{name}"))
+        .spawn(move || {
+            let mut answers: Vec<Answer> = Vec::new();
+            let mut last: Option<Game> = None;
+            let view = ClockView { limit, remaining_ms: [0, 0] };
+            // A `Go` that arrives while an older search finishes (after a take back) waits here.
+            let mut queued: Option<ToEngine> = None;
+            loop {
+                let msg = match queued.take() {
+                    Some(m) => m,
+                    None => match rx.recv() {
+                        Ok(m) => m,
+                        Err(_) => return,
+                    },
+                };
+                let ToEngine::Go { game, epoch } = msg else { continue };
+                if !last.as_ref().is_some_and(|l| game.continues(l)) {
+                    if let Err(f) = player.new_game(0) {
+                        if let Some(s) = weak.upgrade() {
+                            s.lock().unwrap_or_else(|e| e.into_inner()).answered(epoch, Reply::Fault(f), Duration::ZERO);
+                        }
+                        continue;
+                    }
+                }
+                let started = Instant::now();
+                player.go(0, &game, &view);
+                answers.clear();
+                let reply = loop {
+                    player.poll(Duration::from_millis(2), &mut answers);
+                    if let Some(a) = answers.pop() {
+                        break Some(a.reply);
+                    }
+                    let wait = if player.computing() { Duration::ZERO } else { Duration::from_millis(2) };
+                    match rx.recv_timeout(wait) {
+                        Ok(ToEngine::Stop) => player.stop(0),
+                        Ok(go @ ToEngine::Go { .. }) => {
+                            player.stop(0);
+                            queued = Some(go);
+                        }
+                        Err(RecvTimeoutError::Timeout) => {}
+                        Err(RecvTimeoutError::Disconnected) => break None,
+                    }
+                };
+                let Some(reply) = reply else { return };
+                last = Some(*game);
+                let Some(s) = weak.upgrade() else { return };
+                s.lock().unwrap_or_else(|e| e.into_inner()).answered(epoch, reply, started.elapsed());
+            }
+        })
+        .expect("spawn the opponent's thread");
+    Opponent { tx }
+}

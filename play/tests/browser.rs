@@ -1,0 +1,424 @@
+//! `copper play` as a person uses it: the page in headless Chromium (Debian's
+//! `chromium`, installed by `scripts/install-test-deps.sh`), driven over the DevTools
+//! protocol with real mouse clicks at the squares' places on the screen.
+//!
+//! The test decides what to click from the page's own list of legal moves and our rules
+//! engine; what it checks is what the page drew (read back from the SVG's data
+//! attributes), what the server saved, and what the library computes. Nothing depends on
+//! wall-clock speed: every wait is for a state, with a generous limit.
+//!
+//! Screenshots go to `$COPPER_SCREENSHOTS` when set (`docs/play` refreshes the README's).
+
+mod common;
+
+use common::Chromium;
+use play::{PlayConfig, Server};
+use rand::{Rng, SeedableRng};
+use rules::{Game, MoveKind, Position, Variant};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const WAIT: Duration = Duration::from_secs(120);
+
+fn server(out: &Path) -> Server {
+    let config = PlayConfig::new("127.0.0.1:0".parse().unwrap(), out.to_path_buf());
+    play::start(config).unwrap()
+}
+
+fn js(tab: &mut Chromium, expr: &str) -> Value {
+    tab.eval(expr)
+}
+
+/// The page's state (`st`), as JSON.
+fn state(tab: &mut Chromium) -> Value {
+    let text = js(tab, "st ? JSON.stringify(st) : 'null'");
+    serde_json::from_str(text.as_str().unwrap()).unwrap()
+}
+
+fn wait_for(tab: &mut Chromium, what: &str, cond: &str) {
+    let start = Instant::now();
+    while start.elapsed() < WAIT {
+        if js(tab, cond) == Value::Bool(true) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    panic!(
+        "waited {WAIT:?} for {what} ({cond}); the page says: {}",
+        js(tab, "document.getElementById('status').textContent + ' / ' + document.getElementById('error').textContent")
+    );
+}
+
+/// A mouse click at the middle of the first element `selector` matches.
+fn click(tab: &mut Chromium, selector: &str) {
+    let sel = serde_json::to_string(selector).unwrap();
+    let at = js(
+        tab,
+        &format!("(() => {{ const e = document.querySelector({sel}); if (!e) return null; e.scrollIntoView({{block: 'center', inline: 'center'}}); const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"),
+    );
+    let xy = at.as_array().unwrap_or_else(|| panic!("nothing on the page matches {selector}"));
+    tab.click_at(xy[0].as_f64().unwrap(), xy[1].as_f64().unwrap());
+}
+
+/// Clicks the place a move starts from, then where it goes; answers the promotion
+/// question when the page asks it.
+fn click_move(tab: &mut Chromium, st: &Value, usi: &str) {
+    let legal = st["legal"].as_array().unwrap();
+    let m = legal.iter().find(|m| m["u"] == usi).unwrap_or_else(|| panic!("{usi} is not in the page's legal moves"));
+    let (from, to) = (m["from"].as_str().unwrap(), m["to"].as_str().unwrap());
+    click(tab, &format!("[data-at=\"{from}\"]"));
+    click(tab, &format!("#targets [data-at=\"{to}\"], g.target[data-at=\"{to}\"]"));
+    let choice = legal.iter().filter(|m| m["from"] == from && m["to"] == to).count();
+    if choice > 1 {
+        wait_for(tab, "the promotion question", "!document.getElementById('promo').hidden");
+        click(tab, if m["promo"] == Value::Bool(true) { "#promo-yes" } else { "#promo-no" });
+    }
+}
+
+fn set_value(tab: &mut Chromium, id: &str, value: &str) {
+    js(
+        tab,
+        &format!(
+            "(() => {{ const e = document.getElementById('{id}'); e.value = {}; e.dispatchEvent(new Event('change')); return true; }})()",
+            serde_json::to_string(value).unwrap()
+        ),
+    );
+}
+
+fn open(server: &Server) -> Chromium {
+    let mut tab = Chromium::start(1400, 1000);
+    tab.navigate(&server.url());
+    wait_for(&mut tab, "the page to load its setup", "!!document.body && document.body.dataset.ready === '1'");
+    tab
+}
+
+fn new_game(tab: &mut Chromium, variant: &str, side: &str, spec: &str) -> Value {
+    set_value(tab, "variant", variant);
+    set_value(tab, "side", side);
+    set_value(tab, "spec", spec);
+    let before = js(tab, "st ? st.id : 0");
+    click(tab, "#new");
+    wait_for(tab, "a new game", &format!("!!st && st.id !== {before}"));
+    state(tab)
+}
+
+fn wait_my_turn(tab: &mut Chromium) -> Value {
+    wait_for(tab, "the opponent's move", "!!st && !st.thinking");
+    state(tab)
+}
+
+fn screenshot(tab: &mut Chromium, name: &str, fallback: &Path) {
+    let dir = std::env::var_os("COPPER_SCREENSHOTS").map(PathBuf::from).unwrap_or_else(|| fallback.to_path_buf());
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = tab.screenshot_png();
+    std::fs::write(dir.join(name), png).unwrap();
+}
+
+/// What the rules engine says the page should show at each ply of the saved record.
+fn replayed(record: &gamerecords::GameRecord) -> Vec<String> {
+    let v = record.load_variant().unwrap();
+    let mut g = Game::new(Position::from_sfen(v, &record.start_sfen).unwrap(), record.max_plies);
+    let mut out = vec![viewer::game::canonical(g.position())];
+    for m in &record.moves {
+        g.play_usi(m).unwrap();
+        out.push(viewer::game::canonical(g.position()));
+    }
+    out
+}
+
+/// Steps through the game with the page's buttons (first, then next at every ply) and
+/// compares the board drawn at each ply with the rules engine's replay of the record.
+fn check_record_against_page(tab: &mut Chromium, st: &Value) -> gamerecords::GameRecord {
+    let path = st["record"].as_str().unwrap();
+    let records = gamerecords::read_jsonl(Path::new(path)).unwrap();
+    assert_eq!(records.len(), 1, "{path}");
+    let record = records.into_iter().next().unwrap();
+    let expected = replayed(&record);
+    assert_eq!(expected.len(), st["plies"].as_array().unwrap().len(), "the record and the page have the same plies");
+    click(tab, "#first");
+    for (ply, want) in expected.iter().enumerate() {
+        if ply > 0 {
+            click(tab, "#next");
+        }
+        wait_for(tab, "the ply shown", &format!("document.getElementById('plyno').textContent.startsWith('ply {ply} ')"));
+        let shown = js(tab, "readBack()");
+        assert_eq!(shown.as_str().unwrap(), want, "ply {ply} of {path}");
+    }
+    record
+}
+
+/// The moves of the side to move in `sfen` that take something.
+fn is_capture(pos: &Position, usi: &str) -> bool {
+    let m = pos.parse_usi(usi).unwrap();
+    matches!(m.kind(), MoveKind::Board { to, .. } if pos.piece_at(to).is_some())
+}
+
+#[test]
+fn a_whole_pocket_shogi_copper_game_by_clicking() {
+    let out = tempfile::tempdir().unwrap();
+    let server = server(out.path());
+    let mut tab = open(&server);
+    let v = Variant::builtin("pocket-copper").unwrap();
+    let mut st = new_game(&mut tab, "pocket-copper", "black", "checkpoint,sims=8,name=model-8");
+    assert_eq!(st["human"], "b");
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let (mut pocket_in, mut pocket_drop, mut hand_drop, mut promotion_choice) = (0, 0, 0, 0);
+    let mut refused_once = false;
+    while st["over"] == Value::Bool(false) {
+        let sfen = st["plies"].as_array().unwrap().last().unwrap()["s"].as_str().unwrap().to_string();
+        let pos = Position::from_sfen(v, &sfen).unwrap();
+        let legal: Vec<&Value> = st["legal"].as_array().unwrap().iter().collect();
+        let usi = |m: &&Value| m["u"].as_str().unwrap().to_string();
+        let kind = |m: &&Value| pos.parse_usi(m["u"].as_str().unwrap()).unwrap().kind();
+        let has_choice = |m: &&Value| legal.iter().filter(|o| o["from"] == m["from"] && o["to"] == m["to"]).count() > 1;
+        // Each kind of move the test must make, until made; then captures; then anything.
+        let pick: Option<String> = if promotion_choice < 2 && legal.iter().any(has_choice) {
+            // Promote once, decline once.
+            let want = promotion_choice == 0;
+            legal.iter().filter(|m| has_choice(m) && (m["promo"] == Value::Bool(true)) == want).map(usi).next()
+        } else if pocket_drop == 0 && legal.iter().any(|m| matches!(kind(m), MoveKind::PocketDrop { .. })) {
+            legal.iter().filter(|m| matches!(kind(m), MoveKind::PocketDrop { .. })).map(usi).nth(rng.random_range(0..3))
+        } else if pocket_in == 0 && legal.iter().any(|m| matches!(kind(m), MoveKind::PocketIn { .. })) {
+            legal.iter().filter(|m| matches!(kind(m), MoveKind::PocketIn { .. })).map(usi).next()
+        } else if hand_drop == 0 && legal.iter().any(|m| matches!(kind(m), MoveKind::Drop { .. })) {
+            legal.iter().filter(|m| matches!(kind(m), MoveKind::Drop { .. })).map(usi).next()
+        } else {
+            None
+        };
+        let pick = pick.unwrap_or_else(|| {
+            let captures: Vec<String> = legal.iter().map(usi).filter(|u| is_capture(&pos, u)).collect();
+            if !captures.is_empty() && rng.random_bool(0.7) {
+                captures[rng.random_range(0..captures.len())].clone()
+            } else {
+                usi(&legal[rng.random_range(0..legal.len())])
+            }
+        });
+        if !refused_once {
+            // A move that is not legal: a piece clicked, then a square it cannot reach.
+            let from = legal.iter().find(|m| m["from"].as_str().unwrap().starts_with("sq:")).unwrap()["from"].as_str().unwrap().to_string();
+            let targets: Vec<&str> = legal.iter().filter(|m| m["from"] == from.as_str()).map(|m| m["to"].as_str().unwrap()).collect();
+            let wrong = (0..81).map(|i| format!("sq:{i}")).find(|s| *s != from && !targets.contains(&s.as_str())).unwrap();
+            click(&mut tab, &format!("[data-at=\"{from}\"]"));
+            click(&mut tab, &format!("rect[data-at=\"{wrong}\"]"));
+            wait_for(&mut tab, "the refusal", "document.getElementById('error').textContent.includes('not a legal move')");
+            assert_eq!(state(&mut tab)["plies"].as_array().unwrap().len(), st["plies"].as_array().unwrap().len(), "nothing was played");
+            refused_once = true;
+        }
+        let plies = st["plies"].as_array().unwrap().len();
+        let m = pos.parse_usi(&pick).unwrap();
+        match m.kind() {
+            MoveKind::PocketIn { .. } => pocket_in += 1,
+            MoveKind::PocketDrop { .. } => pocket_drop += 1,
+            MoveKind::Drop { .. } => hand_drop += 1,
+            MoveKind::Board { .. } => {}
+        }
+        if legal.iter().filter(|o| legal.iter().any(|m| m["u"] == pick.as_str() && o["from"] == m["from"] && o["to"] == m["to"])).count() > 1 {
+            promotion_choice += 1;
+        }
+        click_move(&mut tab, &st, &pick);
+        wait_for(&mut tab, "the move to be played", &format!("!!st && (st.plies.length > {plies} || st.over)"));
+        st = wait_my_turn(&mut tab);
+        let shown = js(&mut tab, "readBack()");
+        let now = st["plies"].as_array().unwrap().last().unwrap()["s"].as_str().unwrap().to_string();
+        assert_eq!(shown.as_str().unwrap(), viewer::game::canonical(&Position::from_sfen(v, &now).unwrap()), "the board drawn after {pick}");
+        if st["plies"].as_array().unwrap().len() > 300 && st["over"] == Value::Bool(false) {
+            click(&mut tab, "#resign");
+            wait_for(&mut tab, "the resignation", "!!st && st.over");
+            st = state(&mut tab);
+        }
+        if st["plies"].as_array().unwrap().len() == 9 {
+            screenshot(&mut tab, "play.png", out.path());
+        }
+    }
+    eprintln!(
+        "{} plies, {} ({}); pocket moves {pocket_in}, pocket drops {pocket_drop}, hand drops {hand_drop}, promotion choices {promotion_choice}",
+        st["plies"].as_array().unwrap().len() - 1,
+        st["result"],
+        st["reason_text"]
+    );
+    assert!(
+        pocket_in >= 1 && pocket_drop >= 1 && hand_drop >= 1 && promotion_choice >= 1,
+        "in {pocket_in}, pocket drops {pocket_drop}, hand drops {hand_drop}, choices {promotion_choice}"
+    );
+    let status = js(&mut tab, "document.getElementById('status').textContent");
+    assert!(status.as_str().unwrap().contains(st["reason_text"].as_str().unwrap()) && !st["reason"].as_str().unwrap().is_empty(), "{status}");
+    let record = check_record_against_page(&mut tab, &st);
+    assert!(record.end.is_some(), "the saved record has the game's end");
+    assert_eq!(record.black, "you");
+    assert_eq!(record.white, "model-8");
+}
+
+#[test]
+fn standard_and_hand_shogi_moves_by_clicking_with_kif_and_csa_saved() {
+    let out = tempfile::tempdir().unwrap();
+    let server = server(out.path());
+    let mut tab = open(&server);
+    for (variant, side) in [("shogi", "black"), ("hand-shogi", "white")] {
+        let v = Variant::builtin(variant).unwrap();
+        new_game(&mut tab, variant, side, "alphabeta,depth=1");
+        let mut st = wait_my_turn(&mut tab);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        for _ in 0..4 {
+            if st["over"] == Value::Bool(true) {
+                break;
+            }
+            let legal = st["legal"].as_array().unwrap();
+            let pick = legal[rng.random_range(0..legal.len())]["u"].as_str().unwrap().to_string();
+            let plies = st["plies"].as_array().unwrap().len();
+            click_move(&mut tab, &st, &pick);
+            wait_for(&mut tab, "the move", &format!("!!st && (st.plies.length > {plies} || st.over)"));
+            st = wait_my_turn(&mut tab);
+            let now = st["plies"].as_array().unwrap().last().unwrap()["s"].as_str().unwrap().to_string();
+            assert_eq!(js(&mut tab, "readBack()").as_str().unwrap(), viewer::game::canonical(&Position::from_sfen(v, &now).unwrap()));
+        }
+        // Take back: to the person's previous turn (their move and the reply).
+        let plies = st["plies"].as_array().unwrap().len();
+        click(&mut tab, "#takeback");
+        wait_for(&mut tab, "the take back", &format!("!!st && st.plies.length === {}", plies - 2));
+        st = state(&mut tab);
+        let record = check_record_against_page(&mut tab, &st);
+        assert_eq!(record.variant, variant);
+        let path = PathBuf::from(st["record"].as_str().unwrap());
+        if variant == "shogi" {
+            let kif = gamerecords::kif::from_kif(&std::fs::read_to_string(path.with_extension("kif")).unwrap()).unwrap();
+            assert_eq!(kif.moves, record.moves);
+            let csa = gamerecords::csa::from_csa(&std::fs::read_to_string(path.with_extension("csa")).unwrap()).unwrap();
+            assert_eq!(csa.moves, record.moves);
+        }
+        // Kanji labels: the Black king reads 玉 in shogi.
+        click(&mut tab, "#labels");
+        if variant == "shogi" {
+            assert_eq!(js(&mut tab, "[...document.querySelectorAll('#pieces g[data-tok=\"K\"] text')].map(t => t.textContent).join()"), "玉");
+        }
+        click(&mut tab, "#labels");
+    }
+}
+
+/// The network's value and top moves, and the search's, on the page and in the library.
+#[test]
+fn analysis_shows_what_the_library_computes() {
+    let out = tempfile::tempdir().unwrap();
+    let server = server(out.path());
+    let mut tab = open(&server);
+    let v = Variant::builtin("pocket-copper").unwrap();
+    let net = neteval::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../models/pocket-copper")), v).unwrap();
+    let mut positions = vec![v.start_sfen.clone()];
+    let mut g = Game::new(Position::start(v), None);
+    for m in ["C&5e", "3c3d", "7g7f", "C*4e", "5e&"] {
+        g.play_usi(m).unwrap();
+        positions.push(g.position().to_sfen());
+    }
+    set_value(&mut tab, "side", "both");
+    for (i, sfen) in positions.iter().enumerate() {
+        set_value(&mut tab, "variant", "pocket-copper");
+        set_value(&mut tab, "sfen", sfen);
+        let before = js(&mut tab, "st ? st.id : 0");
+        click(&mut tab, "#sfen-go");
+        wait_for(&mut tab, "the study board", &format!("!!st && st.id !== {before}"));
+        click(&mut tab, "#net-go");
+        wait_for(&mut tab, "the network's view", "!!document.getElementById('net-moves')");
+        let game = Game::new(Position::from_sfen(v, sfen).unwrap(), None);
+        let want = play::analysis::network_view(&net, &game, 8).unwrap();
+        let shown_value = js(&mut tab, "document.getElementById('net-value').textContent");
+        assert!(shown_value.as_str().unwrap().contains(&format!("value {:.3}", want.value)), "position {i}: {shown_value} vs {}", want.value);
+        let shown_moves =
+            js(&mut tab, "[...document.querySelectorAll('#net-moves tr[data-usi]')].map(r => r.dataset.usi + ' ' + r.cells[0].textContent).join(',')");
+        let want_moves: Vec<String> = want.policy.iter().map(|m| format!("{} {:.1}%", m.mv.usi, m.prior * 100.0)).collect();
+        assert_eq!(shown_moves.as_str().unwrap(), want_moves.join(","), "position {i}");
+        // The search at a budget of 64 simulations.
+        set_value(&mut tab, "sims", "64");
+        click(&mut tab, "#search-go");
+        wait_for(&mut tab, "the search", "!!st && !!st.search && !st.search.running && !!document.getElementById('search-moves')");
+        let mut search = search::Search::with_seed(game.clone(), play::analysis::analysis_config(64), play::analysis::ANALYSIS_SEED);
+        search.run(&net);
+        let want = play::analysis::search_view(&search, 8);
+        let shown =
+            js(&mut tab, "[...document.querySelectorAll('#search-moves tr[data-usi]')].map(r => r.dataset.usi + ' ' + r.cells[1].textContent).join(',')");
+        let want_lines: Vec<String> = want.lines.iter().map(|l| format!("{} {}", l.mv.usi, l.visits)).collect();
+        assert_eq!(shown.as_str().unwrap(), want_lines.join(","), "position {i}");
+        let status = js(&mut tab, "document.getElementById('search-status').textContent");
+        assert!(status.as_str().unwrap().contains(&format!("value {:.3}", want.value)), "{status}");
+        if i == positions.len() - 1 {
+            click(&mut tab, "#ab-go");
+            wait_for(&mut tab, "the alpha-beta", "document.getElementById('ab').textContent.includes('depth')");
+            screenshot(&mut tab, "analysis.png", out.path());
+        }
+    }
+}
+
+/// Requests the page would never make: each gets a 4xx with a message, and the server
+/// keeps serving.
+#[test]
+fn malformed_requests_get_clear_refusals() {
+    let out = tempfile::tempdir().unwrap();
+    let server = server(out.path());
+    let base = format!("http://{}", server.addr());
+    let token = server.url().split("token=").nth(1).unwrap().to_string();
+    let agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(60)).build();
+    let post = |path: &str, body: &str| -> (u16, String) {
+        match agent.post(&format!("{base}{path}?token={token}")).set("content-type", "application/json").send_string(body) {
+            Ok(r) => (r.status(), r.into_string().unwrap()),
+            Err(ureq::Error::Status(code, r)) => (code, r.into_string().unwrap()),
+            Err(e) => panic!("{path}: {e}"),
+        }
+    };
+    let alive = || agent.get(&format!("{base}/api/setup?token={token}")).call().unwrap().status() == 200;
+    let refused = |(code, body): (u16, String), status: u16, says: &str| {
+        assert_eq!(code, status, "{body}");
+        let msg: Value = serde_json::from_str(&body).unwrap_or_else(|_| panic!("not JSON: {body}"));
+        assert!(msg["error"].as_str().unwrap().contains(says), "{body} does not say '{says}'");
+        assert!(alive(), "the server stopped serving after: {body}");
+    };
+    // No token, a wrong one.
+    match agent.get(&format!("{base}/api/setup")).call() {
+        Err(ureq::Error::Status(403, _)) => {}
+        other => panic!("no token: {other:?}"),
+    }
+    let wrong = format!("{}{}", if token.starts_with('0') { '1' } else { '0' }, &token[1..]);
+    match agent.get(&format!("{base}/?token={wrong}")).call() {
+        Err(ureq::Error::Status(403, _)) => {}
+        other => panic!("a wrong token: {other:?}"),
+    }
+    refused(post("/api/games", "{not json"), 400, "malformed request");
+    refused(post("/api/games", r#"{"variant":"pocket-copper","side":"black","opponent":"alphabeta","colour":1}"#), 400, "unknown field");
+    refused(post("/api/games", r#"{"variant":"chess","side":"black","opponent":"random"}"#), 400, "variant 'chess'");
+    refused(post("/api/games", r#"{"variant":"shogi","side":"black","opponent":"minimax,depth=2"}"#), 400, "minimax");
+    refused(post("/api/games", r#"{"variant":"shogi","side":"black","opponent":"usi:/bin/sh"}"#), 403, "--allow-engine");
+    refused(post("/api/games", r#"{"variant":"shogi","side":"both","sfen":"lnsgkgsnl/9/9 b - 1"}"#), 400, "SFEN");
+    let long = format!(r#"{{"variant":"shogi","side":"both","sfen":"{}"}}"#, "9/".repeat(400));
+    refused(post("/api/games", &long), 400, "at most 512");
+    refused(post("/api/games", r#"{"variant":"shogi","side":"both","moves":["7g7f","7g7f"]}"#), 400, "move 2");
+    // A body over the limit: refused from its declared length, before it is read.
+    let huge = format!(r#"{{"variant":"shogi","side":"both","sfen":"{}"}}"#, "x".repeat(70_000));
+    let mut raw = std::net::TcpStream::connect(server.addr()).unwrap();
+    let head = format!(
+        "POST /api/games?token={token} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        huge.len()
+    );
+    std::io::Write::write_all(&mut raw, (head + &huge).as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = std::io::Read::read_to_string(&mut raw, &mut answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "an oversized body: {answer}");
+    assert!(alive());
+    // A study board, then moves on it.
+    let (code, body) = post("/api/games", r#"{"variant":"pocket-copper","side":"both"}"#);
+    assert_eq!(code, 200, "{body}");
+    let id = serde_json::from_str::<Value>(&body).unwrap()["id"].as_u64().unwrap();
+    refused(post(&format!("/api/games/{id}/move"), r#"{"usi":"5i5a"}"#), 422, "not legal");
+    refused(post(&format!("/api/games/{id}/move"), r#"{"usi":"zz"}"#), 422, "malformed");
+    refused(post(&format!("/api/games/{id}/move"), r#"{"move":"7g7f"}"#), 400, "malformed request");
+    refused(post(&format!("/api/games/{id}/search"), r#"{"simulations":0}"#), 400, "simulations 0");
+    refused(post("/api/games/999/move", r#"{"usi":"7g7f"}"#), 404, "no game 999");
+    refused(post("/api/games/abc/move", r#"{"usi":"7g7f"}"#), 400, "malformed address");
+    let (code, body) = post(&format!("/api/games/{id}/move"), r#"{"usi":"C&5e"}"#);
+    assert_eq!(code, 200, "{body}");
+    // Closing the game frees it.
+    assert_eq!(post(&format!("/api/games/{id}/close"), "").0, 204);
+    refused(post(&format!("/api/games/{id}/move"), r#"{"usi":"3c3d"}"#), 404, "no game");
+    // Everything written is under the output folder.
+    for entry in std::fs::read_dir(out.path()).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().to_string();
+        assert!(name.ends_with(".jsonl") || name.ends_with(".kif") || name.ends_with(".csa"), "{name}");
+    }
+}
