@@ -323,6 +323,19 @@ enum Command {
         /// process is ever started from a request.
         #[arg(long = "allow-engine")]
         allow_engine: Vec<std::path::PathBuf>,
+        /// Open a study board of this position: an SFEN, or a game as `sfen … moves …` /
+        /// `startpos moves …` (`copper view` pages print this command for a ply).
+        #[arg(long, conflicts_with = "game")]
+        analyse: Option<String>,
+        /// Open a study board of a game from a file (`.jsonl` records, `.kif`, `.csa`).
+        #[arg(long)]
+        game: Option<std::path::PathBuf>,
+        /// Which game of the file (from 0).
+        #[arg(long, default_value_t = 0)]
+        index: usize,
+        /// The variant of `--analyse` (files name theirs).
+        #[arg(long, short = 'v', default_value = "pocket-copper")]
+        variant: String,
     },
 }
 
@@ -820,12 +833,20 @@ fn run(cli: Cli) -> Result<()> {
             print!("{}", arena::report::table(&report));
             println!("results in {}", cfg.out_dir.display());
         }
-        Command::Play { port, listen, out, allow_engine } => {
+        Command::Play { port, listen, out, allow_engine, analyse, game, index, variant } => {
+            let study = match (analyse, game) {
+                (Some(text), _) => Some((variant, text)),
+                (None, Some(path)) => Some(play::game_from_file(&path, index)?),
+                (None, None) => None,
+            };
             let listen = listen.unwrap_or_else(|| std::net::SocketAddr::from(([127, 0, 0, 1], port)));
             let mut config = play::PlayConfig::new(listen, out.clone());
             config.allowed_engines = allow_engine;
             let server = play::start(config)?;
-            println!("copper play: open {}", server.url());
+            match &study {
+                Some((variant, text)) => println!("copper play: open {}", server.url_analysing(variant, text)),
+                None => println!("copper play: open {}", server.url()),
+            }
             println!("games are saved under {}; Ctrl-C stops the server", out.display());
             server.wait()?;
         }

@@ -256,7 +256,8 @@ struct NewGame {
     /// A start of the variant's start family (default: its own).
     #[serde(default)]
     start: Option<String>,
-    /// A position to start from instead (analysis), and moves played from it.
+    /// A position to start from instead (analysis): an SFEN, or a game as a USI line
+    /// (`sfen … moves …`, `startpos moves …`); and moves played from it.
     #[serde(default)]
     sfen: Option<String>,
     #[serde(default)]
@@ -440,12 +441,24 @@ async fn new_game(State(state): State<Shared>, body: Result<Json<NewGame>, JsonR
     if !(10..=600_000).contains(&movetime_ms) {
         return Err(ApiError::bad(format!("movetime_ms {movetime_ms}: expected 10 to 600000")));
     }
+    let mut moves = Vec::new();
     let (start, start_name) = match (&req.sfen, &req.start) {
-        (Some(sfen), _) => {
+        (Some(text), _) => {
+            let text = text.trim();
+            let (sfen, line_moves) = if text.starts_with("sfen ") || text.starts_with("startpos") || text.starts_with("position ") {
+                // A game as a USI line: `sfen … moves …`, `startpos moves …`.
+                if text.len() > MAX_SFEN + MAX_MOVES * 8 {
+                    return Err(ApiError::bad(format!("game line: {} characters, too long", text.len())));
+                }
+                gamerecords::parse_sfen_line(text, variant).map_err(|e| ApiError::bad(format!("game line: {e}")))?
+            } else {
+                (text.to_string(), Vec::new())
+            };
             if sfen.len() > MAX_SFEN {
                 return Err(ApiError::bad(format!("SFEN: {} characters, at most {MAX_SFEN}", sfen.len())));
             }
-            (Position::from_sfen(variant, sfen).map_err(|e| ApiError::bad(format!("SFEN: {e}")))?, "position".to_string())
+            moves = line_moves;
+            (Position::from_sfen(variant, &sfen).map_err(|e| ApiError::bad(format!("SFEN: {e}")))?, "position".to_string())
         }
         (None, start) => {
             let family = variant.start_family();
@@ -461,11 +474,12 @@ async fn new_game(State(state): State<Shared>, body: Result<Json<NewGame>, JsonR
             (Position::from_sfen(variant, &sfen).map_err(|e| ApiError::bad(format!("start '{name}': {e}")))?, name)
         }
     };
-    if req.moves.len() > MAX_MOVES {
-        return Err(ApiError::bad(format!("{} moves: at most {MAX_MOVES}", req.moves.len())));
+    moves.extend(req.moves.iter().cloned());
+    if moves.len() > MAX_MOVES {
+        return Err(ApiError::bad(format!("{} moves: at most {MAX_MOVES}", moves.len())));
     }
     let mut check = Game::new(start.clone(), None);
-    for (i, m) in req.moves.iter().enumerate() {
+    for (i, m) in moves.iter().enumerate() {
         check.play_usi(m).map_err(|e| ApiError::bad(format!("move {}: {e}", i + 1)))?;
     }
     let opponent = match (human, &req.opponent) {
@@ -495,7 +509,7 @@ async fn new_game(State(state): State<Shared>, body: Result<Json<NewGame>, JsonR
     {
         let mut s = lock(&session);
         s.started_at = when;
-        for m in &req.moves {
+        for m in &moves {
             s.human_move_any(m).map_err(ApiError::bad)?;
         }
         if let Some((factory, limit)) = opponent {

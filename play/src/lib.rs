@@ -51,6 +51,8 @@ pub enum PlayError {
     Out { path: PathBuf, source: std::io::Error },
     #[error("the server's runtime: {0}")]
     Runtime(std::io::Error),
+    #[error("game file {path}: {problem}")]
+    Game { path: PathBuf, problem: String },
     #[error("the server stopped: {0}")]
     Stopped(String),
 }
@@ -76,6 +78,12 @@ impl Server {
         format!("http://{host}:{}/?token={}", self.addr.port(), self.token)
     }
 
+    /// The URL that opens a study board of `text` (an SFEN or a `sfen … moves …` line)
+    /// in `variant`.
+    pub fn url_analysing(&self, variant: &str, text: &str) -> String {
+        format!("{}#analyse={}:{}", self.url(), percent_encode(variant), percent_encode(text))
+    }
+
     /// Serves until the process ends (or the server fails).
     pub fn wait(mut self) -> Result<(), PlayError> {
         match self.thread.take().map(|t| t.join()) {
@@ -95,6 +103,42 @@ impl Drop for Server {
             let _ = t.join();
         }
     }
+}
+
+/// `text` for a URL: unreserved characters as they are, every other byte `%XX`.
+fn percent_encode(text: &str) -> String {
+    let mut out = String::new();
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A game from a file of records (`.jsonl` records, `.kif`, `.csa`; `index` picks one of
+/// several, from 0) as its variant and a `sfen … moves …` line, for a study board.
+pub fn game_from_file(path: &std::path::Path, index: usize) -> Result<(String, String), PlayError> {
+    let bad = |problem: String| PlayError::Game { path: path.to_path_buf(), problem };
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or_default().to_ascii_lowercase();
+    let records = match ext.as_str() {
+        "jsonl" => gamerecords::read_jsonl(path).map_err(|e| bad(e.to_string()))?,
+        "kif" | "csa" => {
+            let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+            let r = if ext == "kif" { gamerecords::kif::from_kif(&text) } else { gamerecords::csa::from_csa(&text) };
+            vec![r.map_err(|e| bad(e.to_string()))?]
+        }
+        _ => return Err(bad("expected a .jsonl file of game records, a .kif or a .csa".into())),
+    };
+    let n = records.len();
+    let r = records.into_iter().nth(index).ok_or_else(|| bad(format!("game {index}: the file holds {n}")))?;
+    let variant = r.load_variant().map_err(|e| bad(e.to_string()))?;
+    // Replayed here, so a record that breaks the rules is refused with its place named.
+    r.to_game(variant).map_err(|e| bad(e.to_string()))?;
+    let moves = if r.moves.is_empty() { String::new() } else { format!(" moves {}", r.moves.join(" ")) };
+    Ok((r.variant.clone(), format!("sfen {}{moves}", r.start_sfen)))
 }
 
 /// A token nobody can guess: 128 random bits, hex.

@@ -39,7 +39,8 @@ fn state(tab: &mut Chromium) -> Value {
 fn wait_for(tab: &mut Chromium, what: &str, cond: &str) {
     let start = Instant::now();
     while start.elapsed() < WAIT {
-        if js(tab, cond) == Value::Bool(true) {
+        // Until the page has loaded, its names are not defined yet: not ready.
+        if js(tab, &format!("(() => {{ try {{ return ({cond}); }} catch (e) {{ return false; }} }})()")) == Value::Bool(true) {
             return;
         }
         std::thread::sleep(Duration::from_millis(30));
@@ -326,6 +327,10 @@ fn analysis_shows_what_the_library_computes() {
             js(&mut tab, "[...document.querySelectorAll('#net-moves tr[data-usi]')].map(r => r.dataset.usi + ' ' + r.cells[0].textContent).join(',')");
         let want_moves: Vec<String> = want.policy.iter().map(|m| format!("{} {:.1}%", m.mv.usi, m.prior * 100.0)).collect();
         assert_eq!(shown_moves.as_str().unwrap(), want_moves.join(","), "position {i}");
+        // The policy on the board: one shaded square for each square the top moves go to.
+        let squares: std::collections::BTreeSet<u16> = want.policy.iter().map(|m| *m.mv.marks.last().unwrap()).collect();
+        let shaded = js(&mut tab, "[...document.querySelectorAll('#shade rect')].length");
+        assert_eq!(shaded.as_u64().unwrap() as usize, squares.len(), "position {i}");
         // The search at a budget of 64 simulations.
         set_value(&mut tab, "sims", "64");
         click(&mut tab, "#search-go");
@@ -421,4 +426,58 @@ fn malformed_requests_get_clear_refusals() {
         let name = entry.unwrap().file_name().to_string_lossy().to_string();
         assert!(name.ends_with(".jsonl") || name.ends_with(".kif") || name.ends_with(".csa"), "{name}");
     }
+}
+
+/// `copper play --game FILE`: the game on a study board; its review marks the moves the
+/// library marks.
+#[test]
+fn a_game_file_opens_on_a_study_board_and_its_review_marks_what_the_library_marks() {
+    let out = tempfile::tempdir().unwrap();
+    let v = Variant::builtin("pocket-copper").unwrap();
+    let mut g = Game::new(Position::start(v), None);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    while g.ply() < 30 && !g.is_over() {
+        let legal = g.legal_moves();
+        g.play(legal.as_slice()[rng.random_range(0..legal.len())]).unwrap();
+    }
+    let file = out.path().join("games.jsonl");
+    gamerecords::append_jsonl(&file, &gamerecords::GameRecord::from_game(&g, None, "a", "b")).unwrap();
+    let (variant, line) = play::game_from_file(&file, 0).unwrap();
+    let server = server(&out.path().join("play"));
+    let mut tab = Chromium::start(1400, 1000);
+    tab.navigate(&server.url_analysing(&variant, &line));
+    wait_for(&mut tab, "the study board", "!!st");
+    let st = state(&mut tab);
+    assert_eq!(st["human"], "both");
+    assert_eq!(st["plies"].as_array().unwrap().len(), g.ply() + 1);
+    assert_eq!(js(&mut tab, "readBack()").as_str().unwrap(), viewer::game::canonical(g.position()));
+    click(&mut tab, "#review-go");
+    wait_for(&mut tab, "the review", "document.getElementById('mistakes').textContent.length > 0");
+    let net = neteval::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../models/pocket-copper")), v).unwrap();
+    let review = play::analysis::review(&net, &g, 2).unwrap();
+    assert!(!review.mistakes.is_empty(), "random moves lose value somewhere");
+    let text = js(&mut tab, "document.getElementById('mistakes').textContent");
+    let plies = st["plies"].as_array().unwrap();
+    for (ply, lost) in &review.mistakes {
+        let want = format!("{ply}. {} (−{lost:.2})", plies[*ply]["m"].as_str().unwrap());
+        assert!(text.as_str().unwrap().contains(&want), "{text} lacks {want}");
+    }
+    assert_eq!(js(&mut tab, "document.querySelectorAll('#graph circle.graph-bad').length").as_u64().unwrap() as usize, review.mistakes.len());
+    assert_eq!(js(&mut tab, "document.querySelectorAll('#moves div.bad').length").as_u64().unwrap() as usize, review.mistakes.len());
+}
+
+/// "Move now": a network told to think for ten minutes moves when asked.
+#[test]
+fn a_long_think_stops_when_asked() {
+    let out = tempfile::tempdir().unwrap();
+    let server = server(out.path());
+    let mut tab = open(&server);
+    new_game(&mut tab, "pocket-copper", "white", "checkpoint,movetime=600000,name=slow");
+    wait_for(&mut tab, "the opponent to think", "!!st && st.thinking");
+    let asked = Instant::now();
+    click(&mut tab, "#stop");
+    wait_for(&mut tab, "its move", "!!st && !st.thinking && st.plies.length === 2");
+    assert!(asked.elapsed() < Duration::from_secs(300), "it moved when asked, not at its limit");
+    let st = state(&mut tab);
+    assert!(st["last_thought"]["nodes"].as_u64().unwrap() > 0);
 }

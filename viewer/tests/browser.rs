@@ -126,6 +126,31 @@ fn every_ply_of_every_variant_is_drawn_as_the_engine_says_and_the_url_opens_a_pl
     }
 }
 
+/// A ply's "analyse from here" prints the `copper play` command with the game up to that
+/// ply; kanji labels draw the traditional pieces and leave the read-back alone.
+#[test]
+fn a_ply_opens_in_copper_play_and_pieces_read_in_kanji() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("games.sfen");
+    let v = Variant::builtin("shogi").unwrap();
+    std::fs::write(&file, format!("sfen {} moves 7g7f 3c3d 8h2b+ 3a2b\n", v.start_sfen)).unwrap();
+    let page = write(tmp.path(), "games.html", &viewer::games_page(&file, v).unwrap());
+    let dom = dump_dom(&page, "game=0&ply=3&analyse&labels=kanji&dump");
+    let start = dom.find("<pre id=\"analyse-cmd\" class=\"note\">").expect("the command is shown");
+    let cmd = unescape(&dom[start..start + dom[start..].find("</pre>").unwrap()]);
+    assert!(cmd.ends_with(&format!("copper play -v shogi --analyse 'sfen {} moves 7g7f 3c3d 8h2b+'", v.start_sfen)), "{cmd}");
+    // Kanji on the board: Black's and White's kings, the promoted bishop on 2b.
+    assert_eq!(dom.matches(">玉</text>").count(), 2, "two kings");
+    assert!(dom.contains(">馬</text>"), "the horse");
+    // The read-back (from the pieces' tokens) is the engine's line still.
+    let mut g = Game::new(Position::start(v), None);
+    for m in ["7g7f", "3c3d", "8h2b+"] {
+        g.play_usi(m).unwrap();
+    }
+    let line = selftest_lines(&dom);
+    assert_eq!(line, vec![format!("g0 p3 {} last:2b,8h", viewer::game::canonical(g.position()))]);
+}
+
 #[test]
 fn hands_and_pockets_are_drawn_at_given_plies() {
     let tmp = tempfile::tempdir().unwrap();
