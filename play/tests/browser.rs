@@ -481,3 +481,41 @@ fn a_long_think_stops_when_asked() {
     let st = state(&mut tab);
     assert!(st["last_thought"]["nodes"].as_u64().unwrap() > 0);
 }
+
+/// Two tabs, two games at once; a tab that goes away frees its game (and engine) at once.
+#[test]
+fn two_tabs_play_at_once_and_a_closed_tab_frees_its_game() {
+    let out = tempfile::tempdir().unwrap();
+    let server = server(out.path());
+    let mut tabs = [open(&server), open(&server)];
+    let mut ids = Vec::new();
+    for (i, tab) in tabs.iter_mut().enumerate() {
+        let variant = ["pocket-copper", "shogi"][i];
+        new_game(tab, variant, "black", "alphabeta,depth=1");
+        let st = wait_my_turn(tab);
+        ids.push(st["id"].as_u64().unwrap());
+    }
+    assert_ne!(ids[0], ids[1]);
+    for tab in tabs.iter_mut() {
+        let st = state(tab);
+        let first = st["legal"][0]["u"].as_str().unwrap().to_string();
+        click_move(tab, &st, &first);
+        wait_for(tab, "the reply", "!!st && st.plies.length === 3 && !st.thinking");
+    }
+    let files = std::fs::read_dir(out.path()).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "jsonl")).count();
+    assert_eq!(files, 2, "one record per game");
+    // The first tab leaves: its game is closed, the other plays on.
+    tabs[0].navigate("about:blank");
+    let token = server.url().split("token=").nth(1).unwrap().to_string();
+    let status = |id: u64| match ureq::get(&format!("http://{}/api/games/{id}?token={token}", server.addr())).call() {
+        Ok(r) => r.status(),
+        Err(ureq::Error::Status(code, _)) => code,
+        Err(e) => panic!("{e}"),
+    };
+    let start = Instant::now();
+    while status(ids[0]) != 404 {
+        assert!(start.elapsed() < WAIT, "the closed tab's game is still open");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(status(ids[1]), 200);
+}
