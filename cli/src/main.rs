@@ -275,8 +275,12 @@ enum Command {
         #[arg(long, default_value_t = 8)]
         rounds: u32,
         /// Simulations per move of the generations (default: the run's evaluation budget).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "movetime")]
         sims: Option<u32>,
+        /// Time per move of the generations in ms: the ladder at equal time, kept in
+        /// `ladder-movetime-<MS>/` (give the anchors the same time in their specs).
+        #[arg(long)]
+        movetime: Option<u64>,
         /// Games played at once, one worker thread each.
         #[arg(long, default_value_t = 2)]
         threads: usize,
@@ -897,14 +901,18 @@ fn run(cli: Cli) -> Result<()> {
             refresh_page(&cfg.out_dir());
             println!("results in {}", cfg.out_dir().display());
         }
-        Command::Ladder { run, work_dir, anchors, rounds, sims, threads, every, quiet } => {
+        Command::Ladder { run, work_dir, anchors, rounds, sims, movetime, threads, every, quiet } => {
             model::init_cpu_threads(threads);
-            let opts = pipeline::ladder::LadderOptions { anchors, rounds, simulations: sims, threads, every };
+            let opts = pipeline::ladder::LadderOptions { anchors, rounds, simulations: sims, movetime_ms: movetime, threads, every };
             if run.contains("://") {
                 let store = store::Store::open(&run)?;
                 let local = pipeline::fleet::copy_for_reading(&store, &work_dir)?;
                 pipeline::ladder::run_ladder(&local, &opts, !quiet)?;
-                pipeline::fleet::upload_report(&store, &local, "ladder")?;
+                let report = match movetime {
+                    Some(ms) => format!("ladder-movetime-{ms}"),
+                    None => "ladder".to_string(),
+                };
+                pipeline::fleet::upload_report(&store, &local, &report)?;
             } else {
                 pipeline::ladder::run_ladder(std::path::Path::new(&run), &opts, !quiet)?;
             }

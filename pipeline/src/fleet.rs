@@ -838,6 +838,31 @@ fn playing_seconds(times: &[std::time::SystemTime]) -> Option<f64> {
 /// A gap between games longer than this (and than 50 typical ones) is an outage.
 const OUTAGE: Duration = Duration::from_secs(600);
 
+/// Requests a store answers at once when the trainer fetches a step's games: each GET
+/// waits on the network, not the CPU, so a step of thousands of games is not thousands of
+/// round trips one after the other.
+const FETCHES_IN_FLIGHT: usize = 16;
+
+/// `f` on every item, up to [`FETCHES_IN_FLIGHT`] at a time, results in the items' order;
+/// the first error (in that order) is returned.
+fn in_parallel<T: Send, R: Send>(items: &[T], f: impl Fn(&T) -> Result<R> + Sync) -> Result<Vec<R>>
+where
+    T: Sync,
+{
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<Result<R>>>> = items.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..FETCHES_IN_FLIGHT.min(items.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Relaxed);
+                let Some(item) = items.get(i) else { break };
+                *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(f(item));
+            });
+        }
+    });
+    results.into_iter().map(|r| r.into_inner().unwrap_or_else(|e| e.into_inner()).expect("every item was fetched")).collect()
+}
+
 fn train_one(store: &Store, local: &RunDir, cfg: &RunConfig, opts: &TrainerOptions, g: u32, show: bool) -> Result<crate::run_dir::Generation> {
     use crate::run_dir::{read_json, write_json, SelfplaySummary};
     let (manifest, waited) = step_games(store, cfg, opts, g, show)?;
@@ -845,12 +870,11 @@ fn train_one(store: &Store, local: &RunDir, cfg: &RunConfig, opts: &TrainerOptio
     let selfplay = match sync_down(store, local, &keys::selfplay_summary(g))?.map(|p| read_json::<SelfplaySummary>(&p)).transpose()?.flatten() {
         Some(s) => s,
         None => {
-            let mut lines: Vec<GameLine> = Vec::new();
-            for k in &manifest.games {
+            let lines: Vec<GameLine> = in_parallel(&manifest.games, |k| {
                 let line_key = keys::game_line(k);
                 let bytes = store.get(&line_key)?.ok_or_else(|| anyhow!("{}/{line_key} is missing (its shard exists)", store.url()))?;
-                lines.push(serde_json::from_slice(&bytes).with_context(|| format!("{}/{line_key} is corrupt", store.url()))?);
-            }
+                serde_json::from_slice(&bytes).with_context(|| format!("{}/{line_key} is corrupt", store.url()))
+            })?;
             let ids: BTreeSet<u64> = lines.iter().map(|l| l.game_id).collect();
             let all = selfplay::GamesSummary::of(&lines, &ids);
             let secs = waited.max(1e-9);
@@ -882,9 +906,7 @@ fn train_one(store: &Store, local: &RunDir, cfg: &RunConfig, opts: &TrainerOptio
     let mut shards = Vec::new();
     for gen in run_loop::window_generations(cfg, g) {
         let Some(m) = read_step_manifest(store, gen)? else { continue };
-        for k in &m.games {
-            shards.extend(sync_down(store, local, k)?);
-        }
+        shards.extend(in_parallel(&m.games, |k| sync_down(store, local, k))?.into_iter().flatten());
     }
     if store.get(&keys::model_manifest(g))?.is_some() {
         // Published by an earlier life that stopped before its evaluation: the workers
@@ -940,6 +962,26 @@ fn copy_dir(from: &Path, to: &Path) -> Result<()> {
 mod tests {
     use super::*;
     use std::time::{SystemTime, UNIX_EPOCH};
+
+    #[test]
+    fn parallel_fetches_keep_the_order_and_report_the_first_error() {
+        let items: Vec<u32> = (0..100).collect();
+        let doubled = in_parallel(&items, |&x| Ok(x * 2)).unwrap();
+        assert_eq!(doubled, items.iter().map(|x| x * 2).collect::<Vec<_>>());
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let err = in_parallel(&items, |&x| {
+            calls.fetch_add(1, Relaxed);
+            if x % 30 == 7 {
+                bail!("item {x}")
+            } else {
+                Ok(x)
+            }
+        })
+        .unwrap_err();
+        assert_eq!(err.to_string(), "item 7");
+        assert_eq!(calls.load(Relaxed), 100, "every item is tried");
+        assert!(in_parallel(&[] as &[u32], |&x| Ok(x)).unwrap().is_empty());
+    }
 
     fn at(seconds: &[u64]) -> Vec<SystemTime> {
         seconds.iter().map(|&s| UNIX_EPOCH + Duration::from_secs(s)).collect()

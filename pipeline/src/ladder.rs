@@ -22,6 +22,10 @@ pub struct LadderOptions {
     pub rounds: u32,
     /// Simulations per move of the generations (default: the run's evaluation budget).
     pub simulations: Option<u32>,
+    /// Time per move of the generations instead, in ms: the ladder at equal time, in
+    /// `ladder-movetime-<MS>/` beside the one at a fixed budget (give the anchors the same
+    /// time in their specs).
+    pub movetime_ms: Option<u64>,
     pub threads: usize,
     /// Rate every `every`-th generation (and always the last).
     pub every: u32,
@@ -60,8 +64,12 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     // `uniform` is the fixed zero of every ladder); with the mate check on, the uniform
     // search with it is rated too, so the scale shows what the check alone is worth.
     let keys = cfg.selfplay.search_spec_keys();
+    let limit = match opts.movetime_ms {
+        Some(ms) => format!("movetime={ms}"),
+        None => format!("sims={sims}"),
+    };
     let mut players: Vec<String> =
-        gens.iter().map(|&g| format!("checkpoint:{},sims={sims}{keys},name=gen-{g}", players::spec::quote(&run.model(g).to_string_lossy()))).collect();
+        gens.iter().map(|&g| format!("checkpoint:{},{limit}{keys},name=gen-{g}", players::spec::quote(&run.model(g).to_string_lossy()))).collect();
     if cfg.selfplay.mate_in_one && opts.anchors.is_empty() {
         players.push(format!("uniform,sims={sims},mate=on,name=uniform-{sims}-mate"));
     }
@@ -78,7 +86,10 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     t.games_in_flight = 16;
     t.max_plies = cfg.selfplay.max_plies;
     t.seed = cfg.seed ^ 0x1add_e700;
-    let dir = run.ladder();
+    let dir = match opts.movetime_ms {
+        Some(ms) => run_dir.join(format!("ladder-movetime-{ms}")),
+        None => run.ladder(),
+    };
     t.out_dir = dir.clone();
     archive_if_players_changed(&dir, &t)?;
     let report = arena::tournament::run(&t, show_progress)?;
