@@ -845,10 +845,7 @@ const FETCHES_IN_FLIGHT: usize = 16;
 
 /// `f` on every item, up to [`FETCHES_IN_FLIGHT`] at a time, results in the items' order;
 /// the first error (in that order) is returned.
-fn in_parallel<T: Send, R: Send>(items: &[T], f: impl Fn(&T) -> Result<R> + Sync) -> Result<Vec<R>>
-where
-    T: Sync,
-{
+fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> Result<R> + Sync) -> Result<Vec<R>> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results: Vec<std::sync::Mutex<Option<Result<R>>>> = items.iter().map(|_| std::sync::Mutex::new(None)).collect();
     std::thread::scope(|scope| {
