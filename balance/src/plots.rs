@@ -33,8 +33,8 @@ pub fn write_plots(dir: &Path, rep: &StudyReport, generation_of_tier: &BTreeMap<
         .map(|c| Interval {
             label: format!("{} · {} (n={})", c.tier, c.start, c.stats.games),
             value: c.stats.score,
-            lo: c.stats.score_lo.max(0.0),
-            hi: c.stats.score_hi.min(1.0),
+            lo: c.stats.score_lo,
+            hi: c.stats.score_hi,
         })
         .collect();
     let title = if rep.opening_plies > 0 {

@@ -6,25 +6,48 @@
 //! A cell's `n = W + D + L` games (W = Black wins, L = White wins) give per-game scores
 //! `x_i ∈ {1, ½, 0}` for Black.
 //!
-//! - **Black's score** `ŝ = (W + D/2)/n`, with the population variance of the per-game
-//!   scores `σ² = (W(1 − ŝ)² + D(½ − ŝ)² + L ŝ²)/n` and the normal-approximation
-//!   (Wald) interval `ŝ ± z·σ/√n`, `z = Φ⁻¹(1 − α/2)` = 1.959964 at 95%
-//!   ([`arena::stats::Trinomial::score_interval`]; cutechess-cli's error margin). Note
-//!   `σ² = ŝ(1 − ŝ) − D/(4n)`: draws make the score less variable than a coin.
+//! - **Black's score** `ŝ = (W + D/2)/n`, the mean of the per-game scores. Its interval
+//!   is the **profile-likelihood interval of the trinomial mean** ([`score_interval`]):
+//!   the games are independent draws from `(p_W, p_D, p_L)`, Black's true score is
+//!   `s = p_W + p_D/2`, and the interval is
+//!   `{s : 2[ℓ̂ − ℓ_p(s)] ≤ z²}`, `z = Φ⁻¹(1 − α/2)` = 1.959964 at 95%, where
+//!   `ℓ(p) = W ln p_W + D ln p_D + L ln p_L` (`0·ln 0 = 0`), `ℓ̂ = ℓ(W/n, D/n, L/n)` and
+//!   the profile `ℓ_p(s) = max ℓ(p)` over the `p` of score `s`
+//!   ([`profile_log_likelihood`]). With `a = p_W` free, `p_D = 2(s − a)`,
+//!   `p_L = 1 − 2s + a`, `a ∈ [max(0, 2s − 1), s]`; `ℓ` is concave in `a` and its
+//!   stationary point is a root of `n·a² − B·a − W·s·(1 − 2s) = 0`,
+//!   `B = W(3s − 1) − D(1 − 2s) + L·s` (the derivative `W/a − D/(s − a) + L/(1 − 2s + a)`
+//!   times the three probabilities), else the maximum sits at an end of the range. The
+//!   profile is concave in `s` (a concave function maximised over a slice of a convex
+//!   set), so each end is found by bisection between `ŝ` and 0 or 1. The interval is the
+//!   likelihood-ratio (Wilks) interval (Y. Pawitan, *In All Likelihood*, Oxford 2001,
+//!   profile likelihood; D. J. Venzon and S. H. Moolgavkar, "A method
+//!   for computing profile-likelihood-based confidence intervals", Applied Statistics 37
+//!   (1988) 87–94): it lies inside [0, 1] by construction, has width for a cell where
+//!   every game had the same result (all draws: `½·e^{−z²/2D}` to `1 − ½·e^{−z²/2D}`;
+//!   all wins: `e^{−z²/2n}` to 1), reduces to the binomial likelihood-ratio interval when
+//!   `D = 0` (then `p_D = 0` maximises), and approaches the normal-approximation (Wald)
+//!   interval `ŝ ± z·σ/√n` of cutechess-cli and of the arena's tournaments
+//!   ([`arena::stats::Trinomial::score_interval`]) for large `n`. Here
+//!   `σ² = (W(1 − ŝ)² + D(½ − ŝ)² + L ŝ²)/n = ŝ(1 − ŝ) − D/(4n)` is the population
+//!   variance of the per-game scores: draws make the score less variable than a coin.
+//!   The Wald interval gave a cell of one win and one loss `0.5 ± 0.693`, past both ends
+//!   of the scale; the profile interval gives [0.038, 0.962] (`4s(1 − s) ≥ e^{−z²/2}`).
 //! - **Black's win rate** `W/n` with the Wilson score interval (E. B. Wilson, "Probable
 //!   inference, the law of succession, and statistical inference", JASA 22 (1927)
 //!   209–212): `(p̂ + z²/2n ± z·√(p̂(1 − p̂)/n + z²/4n²)) / (1 + z²/n)`, which stays inside
 //!   [0, 1] and behaves at 0 or n wins where the Wald interval collapses.
 //! - **Elo-equivalent** of Black's edge: `Δ(ŝ) = −400·log10(1/ŝ − 1)` (the logistic Elo
 //!   model, [`arena::stats::elo_from_score`], scores clamped to [1e-6, 1 − 1e-6]); its
-//!   interval is the score interval's ends mapped through `Δ`. For scale: 52.6% is +18 Elo.
-//! - **Difference between two starts** at one tier (independent samples): the two-sample
-//!   z-test on the means of the per-game scores,
+//!   interval is the (profile) score interval's ends mapped through `Δ`. For scale: 52.6% is +18 Elo.
+//! - **Difference between two starts** at one tier (independent samples): still the
+//!   normal approximation, the two-sample z-test on the means of the per-game scores,
 //!   `z = (ŝ₁ − ŝ₂)/√(σ₁²/n₁ + σ₂²/n₂)`, two-sided `p = 2(1 − Φ(|z|)) = erfc(|z|/√2)`, and
 //!   the difference's interval `ŝ₁ − ŝ₂ ± z_{α/2}·√(σ₁²/n₁ + σ₂²/n₂)` (Welch's unpooled
 //!   standard error with the normal approximation; fine for the hundreds of games per cell a
 //!   study plays, optimistic for a handful).
-//! - **Games per cell for a precision**: the interval's half-width `h` needs
+//! - **Games per cell for a precision** (planning, by the normal approximation that the
+//!   profile interval approaches at these sizes): the interval's half-width `h` needs
 //!   `n = z²·p(1 − p)/h²` games ([`games_for_half_width`]; `p(1 − p)` is the no-draw
 //!   variance, an upper bound). **Games to detect** a true score `p₁` against `p₀` with a
 //!   two-sided test at level α and power `1 − β`:
@@ -43,7 +66,7 @@ pub const CONFIDENCE: f64 = 0.95;
 /// Black's results in one cell: `wins` = Black wins, `losses` = White wins.
 pub type BlackTally = Trinomial;
 
-/// Black's score, its interval, the Elo-equivalent and the Wilson interval of the win
+/// Black's score, its profile-likelihood interval, the Elo-equivalent and the Wilson interval of the win
 /// rate, for one cell.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct CellStats {
@@ -67,7 +90,7 @@ impl CellStats {
     pub fn new(t: &BlackTally, confidence: f64) -> CellStats {
         let z = z_for_confidence(confidence);
         let n = t.games();
-        let (score_lo, score_hi) = t.score_interval(z);
+        let (score_lo, score_hi) = score_interval(t, z);
         let (win_rate_lo, win_rate_hi) = wilson_interval(t.wins, n, z);
         // `+ 0.0` turns the −0 of an even score into 0.
         let nan_if_empty = |x: f64| if n == 0 { f64::NAN } else { x + 0.0 };
@@ -88,6 +111,87 @@ impl CellStats {
             draw_rate: t.draw_ratio(),
         }
     }
+}
+
+/// `k·ln p` with `0·ln 0 = 0` (and `k·ln 0 = −∞` for `k > 0`).
+fn k_ln(k: u64, p: f64) -> f64 {
+    if k == 0 {
+        0.0
+    } else {
+        k as f64 * p.ln()
+    }
+}
+
+/// The trinomial log-likelihood `W ln p_W + D ln p_D + L ln p_L` at the maximum-likelihood
+/// estimate `(W/n, D/n, L/n)`.
+fn max_log_likelihood(t: &BlackTally) -> f64 {
+    let n = t.games() as f64;
+    k_ln(t.wins, t.wins as f64 / n) + k_ln(t.draws, t.draws as f64 / n) + k_ln(t.losses, t.losses as f64 / n)
+}
+
+/// The profile log-likelihood `ℓ_p(s)` of Black's score (module documentation): the
+/// largest `W ln p_W + D ln p_D + L ln p_L` over the probabilities with
+/// `p_W + p_D/2 = s`; `−∞` where no such probabilities give the tally a chance (e.g.
+/// `s = 0` after a Black win) and outside [0, 1].
+pub fn profile_log_likelihood(t: &BlackTally, s: f64) -> f64 {
+    if !(0.0..=1.0).contains(&s) {
+        return f64::NEG_INFINITY;
+    }
+    let (w, d, l) = (t.wins as f64, t.draws as f64, t.losses as f64);
+    let n = w + d + l;
+    // a = p_W; p_D = 2(s − a), p_L = 1 − 2s + a, both ≥ 0 on [lo, hi].
+    let (lo, hi) = ((2.0 * s - 1.0).max(0.0), s);
+    let ll = |a: f64| {
+        let a = a.clamp(lo, hi);
+        k_ln(t.wins, a) + k_ln(t.draws, (2.0 * (s - a)).max(0.0)) + k_ln(t.losses, (1.0 - 2.0 * s + a).max(0.0))
+    };
+    // Concave in a: the maximum is at an end or at the stationary point, a root of
+    // n·a² − B·a − C = 0 (the roots taken in the cancellation-free form).
+    let mut best = ll(lo).max(ll(hi));
+    let u = 1.0 - 2.0 * s;
+    let b = w * (3.0 * s - 1.0) - d * u + l * s;
+    let c = w * s * u;
+    let disc = b * b + 4.0 * n * c;
+    if n > 0.0 && disc >= 0.0 {
+        let q = 0.5 * (b + b.signum() * disc.sqrt());
+        if q != 0.0 {
+            best = best.max(ll(q / n)).max(ll(-c / q));
+        } else {
+            best = best.max(ll(0.0));
+        }
+    }
+    best
+}
+
+/// The profile-likelihood interval of Black's score at critical value `z` (module
+/// documentation): `{s : 2[ℓ̂ − ℓ_p(s)] ≤ z²}`, inside [0, 1]; NaN for an empty tally.
+pub fn score_interval(t: &BlackTally, z: f64) -> (f64, f64) {
+    if t.games() == 0 {
+        return (f64::NAN, f64::NAN);
+    }
+    let s_hat = t.score();
+    let cut = max_log_likelihood(t) - 0.5 * z * z;
+    let inside = |s: f64| profile_log_likelihood(t, s) >= cut;
+    // The profile is concave in s, so {inside} is an interval around ŝ: bisect between ŝ
+    // (inside) and each end of [0, 1] that lies outside.
+    let bisect = |mut inner: f64, mut outer: f64| {
+        if inside(outer) {
+            return outer;
+        }
+        for _ in 0..200 {
+            let mid = 0.5 * (inner + outer);
+            if mid == inner || mid == outer {
+                break;
+            }
+            if inside(mid) {
+                inner = mid;
+            } else {
+                outer = mid;
+            }
+        }
+        0.5 * (inner + outer)
+    };
+    (bisect(s_hat, 0.0), bisect(s_hat, 1.0))
 }
 
 /// The Wilson score interval of a proportion `successes/n` at critical value `z`; NaN

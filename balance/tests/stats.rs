@@ -14,21 +14,23 @@ const Z95: f64 = 1.959963984540054;
 fn cell_statistics_by_hand() {
     // 30 Black wins, 20 draws, 50 White wins (n = 100).
     // score = (30 + 20/2)/100 = 0.4
-    // σ² = (30·0.6² + 20·0.1² + 50·0.4²)/100 = (10.8 + 0.2 + 8)/100 = 0.19
-    // half-width = 1.959964·√(0.19/100) = 1.959964·0.0435890 = 0.0854328
-    // interval [0.3145672, 0.4854328]
+    // Profile-likelihood interval [0.3173486, 0.4870544]: computed independently in Python
+    // by the empirical-likelihood (Lagrange multiplier) form of the constrained maximum,
+    // p_i = n_i/(n + λ(x_i − s)) with λ solving Σ n_i(x_i − s)/(n + λ(x_i − s)) = 0,
+    // both ends by bisection on 2[ℓ̂ − ℓ_p(s)] = 1.959964². (The old Wald interval
+    // 0.4 ± 1.959964·√(0.19/100) = [0.3145672, 0.4854328] is close: n = 100 is large.)
     // Elo = −400·log10(1/0.4 − 1) = −400·log10(1.5) = −70.4365
-    // Elo ends: −400·log10(1/0.3145672 − 1) = −135.3006, −400·log10(1/0.4854328 − 1) = −10.1252
+    // Elo ends: −400·log10(1/0.3173486 − 1) = −133.0649, −400·log10(1/0.4870544 − 1) = −8.9975
     // Wilson for 30/100: centre (0.3 + 3.8415/200)/(1 + 3.8415/100) = 0.3073, half
     // 1.96·√(0.0021 + 3.8415/40000)/1.038415 = 0.0884 → [0.2189489, 0.3958485]
     let s = CellStats::new(&BlackTally::new(30, 20, 50), CONFIDENCE);
     assert_eq!((s.games, s.black_wins, s.draws, s.white_wins), (100, 30, 20, 50));
     assert!(close(s.score, 0.4, 1e-12));
-    assert!(close(s.score_lo, 0.3145672, 1e-7), "{}", s.score_lo);
-    assert!(close(s.score_hi, 0.4854328, 1e-7), "{}", s.score_hi);
+    assert!(close(s.score_lo, 0.3173486, 1e-7), "{}", s.score_lo);
+    assert!(close(s.score_hi, 0.4870544, 1e-7), "{}", s.score_hi);
     assert!(close(s.elo, -70.4365, 1e-4), "{}", s.elo);
-    assert!(close(s.elo_lo, -135.3006, 1e-4), "{}", s.elo_lo);
-    assert!(close(s.elo_hi, -10.1252, 1e-4), "{}", s.elo_hi);
+    assert!(close(s.elo_lo, -133.0649, 1e-4), "{}", s.elo_lo);
+    assert!(close(s.elo_hi, -8.9975, 1e-4), "{}", s.elo_hi);
     assert!(close(s.black_win_rate, 0.3, 1e-12));
     assert!(close(s.win_rate_lo, 0.2189489, 1e-7), "{}", s.win_rate_lo);
     assert!(close(s.win_rate_hi, 0.3958485, 1e-7), "{}", s.win_rate_hi);
@@ -47,10 +49,13 @@ fn empty_and_one_sided_cells_do_not_panic() {
     let s = CellStats::new(&BlackTally::default(), CONFIDENCE);
     assert_eq!(s.games, 0);
     assert!(s.score.is_nan() && s.score_lo.is_nan() && s.elo.is_nan() && s.win_rate_lo.is_nan());
-    // All Black wins: the Wald interval has width 0, Wilson still gives an interval below 1:
+    // All Black wins: the profile interval still has width (the Wald interval had none):
+    // ℓ̂ = 0, ℓ_p(s) = 10·ln s, so 2·10·ln(1/s) ≤ z² from s = e^{−z²/20} = e^{−0.1920729}
+    // = 0.8252467 to 1. Wilson's lower end for 10/10:
     // n = 10: lower = (1 + 0.19208)/(1.38415) − 1.96·√(0 + 3.8415/400)/1.38415 = 0.72246
     let s = CellStats::new(&BlackTally::new(10, 0, 0), CONFIDENCE);
-    assert_eq!((s.score, s.score_lo, s.score_hi), (1.0, 1.0, 1.0));
+    assert_eq!((s.score, s.score_hi), (1.0, 1.0));
+    assert!(close(s.score_lo, 0.8252467, 1e-7), "{}", s.score_lo);
     assert!(close(s.win_rate_lo, 0.72246, 1e-5), "{}", s.win_rate_lo);
     assert_eq!(s.win_rate_hi, 1.0);
     assert!(s.elo.is_finite() && s.elo > 2000.0);
