@@ -16,11 +16,13 @@
 //! - [`study`]: the jobs of each cell and playing them through the arena's runner;
 //! - [`stats`]: intervals, the two-sample test and games-per-cell arithmetic;
 //! - [`netview`]: the network's value of each start (per tier, and over a run's generations);
+//! - [`gamestats`]: what the pocket and the Copper do in each cell's games;
 //! - [`report`]: the table, `summary.json`, CSVs and game records;
 //! - [`plots`]: the SVG plots.
 
 pub mod config;
 pub mod error;
+pub mod gamestats;
 pub mod netview;
 pub mod plots;
 pub mod registry;

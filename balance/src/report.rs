@@ -1,10 +1,13 @@
 //! The study's report: per cell Black's score with its interval, the Elo-equivalent,
 //! the draw rate, the game length, how games ended and the network's view; per tier the
-//! comparisons between starts. Printed as a table and written as `summary.json`,
-//! `cells.csv`, `comparisons.csv`, `start-values.csv` (with a run directory) and one
-//! `games/<tier>/<start>.sfen` per cell. Every file is written atomically.
+//! comparisons between starts; per cell what the pocket and the Copper did
+//! ([`crate::gamestats`]). Printed as a table and written as `summary.json`, `cells.csv`,
+//! `comparisons.csv`, `games.csv`, `plots/score-by-length.svg`, `start-values.csv` (with a
+//! run directory) and one `games/<tier>/<start>.sfen` per cell. Every file is written
+//! atomically.
 
 use crate::error::{io_err, BalanceError};
+use crate::gamestats::{self, GameStats};
 use crate::netview::NetView;
 use crate::registry::{Registry, CELL_STRIDE};
 use crate::stats::{two_sample_test, BlackTally, CellStats, Difference, CONFIDENCE};
@@ -35,6 +38,8 @@ pub struct CellReport {
     pub endings: BTreeMap<String, u64>,
     /// The tier's network's view of the start (checkpoint tiers).
     pub net: Option<NetView>,
+    /// What the pocket and the Copper did in the cell's games (`games.csv`).
+    pub game_stats: GameStats,
 }
 
 /// Two starts at one tier: Black's score at `a` minus at `b`.
@@ -145,6 +150,7 @@ pub fn build(input: ReportInput, results: &[JobResult]) -> StudyReport {
             mean_plies: if games.is_empty() { f64::NAN } else { plies as f64 / games.len() as f64 },
             endings,
             net: input.views.get(tier).and_then(|v| v.get(start)).copied(),
+            game_stats: gamestats::of_games(games.iter().copied(), mover),
         });
     }
     let tier_names: Vec<String> = {
@@ -201,7 +207,7 @@ fn p_text(p: f64) -> String {
 }
 
 /// A CSV field, quoted where needed (RFC 4180).
-fn csv(s: &str) -> String {
+pub(crate) fn csv(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -210,7 +216,7 @@ fn csv(s: &str) -> String {
 }
 
 /// A number for CSV: empty for NaN.
-fn num(x: f64, decimals: usize) -> String {
+pub(crate) fn num(x: f64, decimals: usize) -> String {
     if x.is_finite() {
         format!("{x:.decimals$}")
     } else if x.is_nan() {
@@ -387,8 +393,8 @@ pub fn write_game_records(dir: &Path, rep: &StudyReport, results: &[JobResult]) 
     Ok(())
 }
 
-/// Writes `summary.json`, `cells.csv`, `comparisons.csv` and (with generations)
-/// `start-values.csv`.
+/// Writes `summary.json`, `cells.csv`, `comparisons.csv`, `games.csv`,
+/// `plots/score-by-length.svg` and (with generations) `start-values.csv`.
 pub fn write_files(dir: &Path, rep: &StudyReport) -> Result<(), BalanceError> {
     let write = |name: &str, bytes: &[u8]| {
         let path = dir.join(name);
@@ -398,6 +404,16 @@ pub fn write_files(dir: &Path, rep: &StudyReport) -> Result<(), BalanceError> {
     write("summary.json", &json)?;
     write("cells.csv", cells_csv(rep).as_bytes())?;
     write("comparisons.csv", comparisons_csv(rep).as_bytes())?;
+    write("games.csv", gamestats::games_csv(rep).as_bytes())?;
+    let plot = dir.join("plots").join("score-by-length.svg");
+    match gamestats::score_by_length_svg(rep) {
+        Ok(Some(svg)) => {
+            std::fs::create_dir_all(dir.join("plots")).map_err(io_err(&dir.join("plots")))?;
+            records::write_atomic(&plot, svg.as_bytes()).map_err(io_err(&plot))?;
+        }
+        Ok(None) => {}
+        Err(problem) => return Err(BalanceError::Plot { path: plot.display().to_string(), problem }),
+    }
     if !rep.generations.is_empty() {
         write("start-values.csv", start_values_csv(&rep.generations).as_bytes())?;
     }

@@ -1,12 +1,13 @@
 //! The page of a balance study directory (`study.toml`, `results.jsonl`): every cell
-//! (tier × start) with Black's score and its interval, each start against the first, the
-//! study's plots, and every cell's games. The numbers are the study's own
-//! (`balance::report::build` over the results file), so a study still running shows its
-//! games so far.
+//! (tier × start) with Black's score and its interval, each start against the first, what
+//! the pocket and the Copper did in each cell, the study's plots, and every cell's games.
+//! The numbers are the study's own (`balance::report::build` over the results file), so a
+//! study still running shows its games so far.
 
 use crate::error::{invalid, ViewError};
 use crate::page::{inline_svg, Cell, PageData, Section};
 use crate::tournament::add_games;
+use balance::gamestats::{pocketed_text, FirstPly, LENGTH_BUCKETS, MATERIAL_PLIES};
 use balance::registry::{Registry, CELL_STRIDE};
 use balance::report::{ReportInput, StartInfo, TierInfo};
 use rules::{Position, Variant};
@@ -31,6 +32,75 @@ fn signed(x: f64) -> String {
     } else {
         "-inf".into()
     }
+}
+
+/// `12.5 (n=40)`: a mean first ply and its games; `–` where it never happened.
+fn first(f: &FirstPly) -> String {
+    if f.games == 0 {
+        "–".into()
+    } else {
+        format!("{} (n={})", num(f.mean_ply, 1), f.games)
+    }
+}
+
+/// The two tables of what the pocket and the Copper did, and Black's score by length.
+fn game_stats_sections(rep: &balance::StudyReport) -> Vec<Section> {
+    let both = |b: String, w: String| Cell::text(format!("{b} / {w}"));
+    let pocket_rows = rep
+        .cells
+        .iter()
+        .map(|c| {
+            let (b, w) = (&c.game_stats.black, &c.game_stats.white);
+            vec![
+                Cell::text(c.tier.clone()),
+                Cell::text(c.start.clone()),
+                Cell::text(c.game_stats.games.to_string()),
+                both(num(b.pocket_moves_per_game, 2), num(w.pocket_moves_per_game, 2)),
+                both(num(b.pocket_drops_per_game, 2), num(w.pocket_drops_per_game, 2)),
+                Cell::text(pocketed_text(&b.pocketed)),
+                Cell::text(pocketed_text(&w.pocketed)),
+                both(first(&b.first_pocket_move), first(&w.first_pocket_move)),
+                both(first(&b.first_pocket_drop), first(&w.first_pocket_drop)),
+                both(first(&b.first_copper_drop), first(&w.first_copper_drop)),
+            ]
+        })
+        .collect();
+    let mut columns = vec!["tier".to_string(), "start".into(), "games".into()];
+    columns.extend(MATERIAL_PLIES.iter().map(|p| format!("material at ply {p}")));
+    columns.extend(LENGTH_BUCKETS.iter().map(|(_, _, label, _)| format!("Black's score, {label} plies")));
+    let length_rows = rep
+        .cells
+        .iter()
+        .map(|c| {
+            let g = &c.game_stats;
+            let mut row = vec![Cell::text(c.tier.clone()), Cell::text(c.start.clone()), Cell::text(g.games.to_string())];
+            row.extend(g.material.iter().map(|m| Cell::text(if m.games == 0 { "–".into() } else { format!("{} (n={})", signed(m.mean), m.games) })));
+            row.extend(g.by_length.iter().map(|b| Cell::text(if b.games == 0 { "–".into() } else { format!("{} (n={})", num(b.black_score, 3), b.games) })));
+            row
+        })
+        .collect();
+    let mut sections = vec![
+        Section::Table {
+            title: "The pocket and the Copper".into(),
+            note: "Per game, Black / White: pocket moves (a board piece into the pocket) and pocket drops; the pieces each side pocketed; the mean ply (from the start, ply 1 the first move) of each side's first pocket move, first pocket drop and first Copper drop (from hand or pocket), over the n games where it happened.".into(),
+            columns: ["tier", "start", "games", "pocket moves B / W", "pocket drops B / W", "pocketed by Black", "pocketed by White", "first pocket move B / W", "first pocket drop B / W", "first Copper drop B / W"]
+                .map(String::from)
+                .to_vec(),
+            rows: pocket_rows,
+        },
+        Section::Table {
+            title: "Material and game length".into(),
+            note: "Black's material minus White's in centipawns (the alpha-beta baseline's piece values: board, hand ×1.1, pocket), over the n games that reached the ply; Black's score over the games of each length.".into(),
+            columns,
+            rows: length_rows,
+        },
+    ];
+    match balance::gamestats::score_by_length_svg(rep) {
+        Ok(Some(svg)) => sections.push(Section::Svg { title: "Black's score by game length".into(), svg: inline_svg(&svg) }),
+        Ok(None) => {}
+        Err(e) => tracing::warn!("the score-by-length plot: {e}"),
+    }
+    sections
 }
 
 /// The page of a study directory.
@@ -128,6 +198,7 @@ pub fn page(dir: &Path) -> Result<PageData, ViewError> {
             rows,
         });
     }
+    sections.extend(game_stats_sections(&rep));
     for (file, title) in [
         ("black-score.svg", "Black's score per tier and start"),
         ("black-score-by-generation.svg", "Black's score by generation"),
@@ -139,4 +210,74 @@ pub fn page(dir: &Path) -> Result<PageData, ViewError> {
     }
     page.sections = sections;
     Ok(page)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arena::runner::{HandResult, Job, JobResult};
+    use arena::{Ending, GameEnd};
+    use gamerecords::GameRecord;
+    use rules::{Color, Game, Outcome};
+
+    const SEED: &str = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b c 1 C";
+
+    /// Game `id` of the study's only cell, White winning by resignation after `moves`.
+    fn result(id: u64, moves: &[&str]) -> JobResult {
+        let v = Variant::builtin("pocket-copper").unwrap();
+        let mut g = Game::new(Position::from_sfen(v, SEED).unwrap(), None);
+        for m in moves {
+            g.play_usi(m).unwrap();
+        }
+        let end = GameEnd { outcome: Outcome::Win(Color::White), ending: Ending::Resignation };
+        let record = GameRecord::from_game(&g, Some(end), "t", "t");
+        JobResult {
+            job: Job { id, first: 0, second: 0, opening: 0 },
+            first: "t".into(),
+            second: "t".into(),
+            opening: "seed".into(),
+            first_score: 0.0,
+            hands: vec![HandResult { record, end, first_is_black: true, incident: None }],
+            seconds: 0.0,
+        }
+    }
+
+    fn table<'a>(page: &'a PageData, name: &str) -> &'a Vec<Vec<Cell>> {
+        page.sections
+            .iter()
+            .find_map(|s| match s {
+                Section::Table { title, rows, .. } if title == name => Some(rows),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no table '{name}'"))
+    }
+
+    #[test]
+    fn the_page_shows_what_the_pocket_and_the_copper_did() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let registry: Registry = serde_json::from_value(serde_json::json!({
+            "variant": "pocket-copper", "seed": 1, "max_plies": 0, "opening_plies": 0, "games_per_cell": 2,
+            "options": {}, "noise": {}, "tiers": [{ "name": "t", "spec": "random" }],
+            "starts": [{ "name": "seed", "sfen": SEED }], "cells": [{ "index": 0, "tier": "t", "start": "seed" }]
+        }))
+        .unwrap();
+        registry.save(dir).unwrap();
+        // Black drops its pocketed Copper (ply 1), White its Copper from hand (2), both are
+        // taken (3, 4), each side pockets its Rook (5, 6), Black drops a Copper from hand
+        // (7), White its Rook from the pocket (8). The second game: two pawn moves.
+        let a = ["C&5e", "C*5d", "5e5d", "5c5d", "2h&", "8b&", "C*5e", "R&5f"];
+        for r in [result(0, &a), result(1, &["7g7f", "3c3d"])] {
+            balance::results::append(&dir.join("results.jsonl"), &r).unwrap();
+        }
+        let page = page(dir).unwrap();
+        let texts = |row: &Vec<Cell>| row.iter().map(|c| c.t.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            texts(&table(&page, "The pocket and the Copper")[0]),
+            ["t", "seed", "2", "0.50 / 0.50", "0.50 / 0.50", "Rook:1", "Rook:1", "5.0 (n=1) / 6.0 (n=1)", "1.0 (n=1) / 8.0 (n=1)", "1.0 (n=1) / 2.0 (n=1)"]
+        );
+        // Neither game reached ply 20; both are short losses for Black.
+        assert_eq!(texts(&table(&page, "Material and game length")[0]), ["t", "seed", "2", "–", "–", "–", "0.000 (n=2)", "–", "–", "–"]);
+        assert!(page.sections.iter().any(|s| matches!(s, Section::Svg { title, svg } if title == "Black's score by game length" && svg.starts_with("<svg"))));
+    }
 }
