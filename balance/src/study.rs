@@ -203,7 +203,7 @@ pub fn play(
             let mut running = running.lock().unwrap_or_else(|p| p.into_inner());
             let t = running.entry(cell).or_default();
             let _ = t.add_score(black_score(&r, first_mover[s]));
-            let (lo, hi) = t.score_interval(z_for_confidence(CONFIDENCE));
+            let (lo, hi) = crate::stats::score_interval(t, z_for_confidence(CONFIDENCE));
             pb.set_message(format!("{} · {}: Black {:.3} [{:.3}, {:.3}] n={}", names[r.job.first], starts[s].name, t.score(), lo, hi, t.games()));
         }
         pb.inc(1);
