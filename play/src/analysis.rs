@@ -155,8 +155,8 @@ impl LiveSearch {
                 while let Some(req) = search.next_leaf() {
                     let eval = net.evaluate(std::slice::from_ref(&req)).pop().expect("one evaluation per request");
                     search.apply(eval);
-                    // Stopped: the page asked, or the session dropped its handle.
-                    if s.load(Ordering::Relaxed) || Arc::strong_count(&v) == 1 {
+                    // Stopped: the page asked, or the session dropped its handle (`Drop`).
+                    if s.load(Ordering::Relaxed) {
                         break;
                     }
                     if shown.elapsed() > Duration::from_millis(150) {
