@@ -349,14 +349,7 @@ fn reason_text(end: &GameEnd) -> String {
 }
 
 fn state_of(s: &Session) -> GameState {
-    let mut plies = Vec::with_capacity(s.game.ply() + 1);
-    let mut pos = s.game.start().clone();
-    plies.push(PlyView { sfen: pos.to_sfen(), label: None, marks: Vec::new(), score: None });
-    for &m in s.game.moves() {
-        let label = viewer::game::move_label(&pos, m);
-        pos.play_unchecked(m);
-        plies.push(PlyView { sfen: pos.to_sfen(), label: Some(label), marks: viewer::game::marked_squares(m), score: None });
-    }
+    let plies = viewer::game::plies_of(&s.game);
     let now = s.game.position();
     let legal = if s.is_over() {
         Vec::new()

@@ -72,6 +72,18 @@ pub fn move_label(before: &Position, m: Move) -> String {
     }
 }
 
+/// Every position of `game` as the pages show it, from its start (no scores).
+pub fn plies_of(game: &rules::Game) -> Vec<PlyView> {
+    let mut pos = game.start().clone();
+    let mut plies = vec![PlyView { sfen: pos.to_sfen(), label: None, marks: Vec::new(), score: None }];
+    for &m in game.moves() {
+        let label = move_label(&pos, m);
+        pos.play_unchecked(m);
+        plies.push(PlyView { sfen: pos.to_sfen(), label: Some(label), marks: marked_squares(m), score: None });
+    }
+    plies
+}
+
 /// The mover's score in a record's comment (`+123`, `-40`, `mate +5`), in centipawns
 /// (a mate at ±[`MATE_CP`]).
 pub fn parse_score_comment(text: &str) -> Option<f64> {
@@ -99,16 +111,13 @@ impl GameView {
     pub fn from_record(record: &GameRecord, title: String) -> Result<GameView, gamerecords::RecordError> {
         let variant = record.load_variant()?;
         let game = record.to_game(variant)?;
-        let mut pos = game.start().clone();
-        let mut plies = vec![PlyView { sfen: pos.to_sfen(), label: None, marks: Vec::new(), score: None }];
+        let mut plies = plies_of(&game);
         let mut any_score = false;
-        for (i, &m) in game.moves().iter().enumerate() {
-            let mover = pos.side_to_move();
-            let label = move_label(&pos, m);
-            pos.play_unchecked(m);
-            let score = record.comments.get(i).and_then(|c| c.as_deref()).and_then(parse_score_comment).map(|s| if mover == Color::Black { s } else { -s });
-            any_score |= score.is_some();
-            plies.push(PlyView { sfen: pos.to_sfen(), label: Some(label), marks: marked_squares(m), score });
+        let first = game.start().side_to_move();
+        for (i, ply) in plies.iter_mut().skip(1).enumerate() {
+            let mover = if i % 2 == 0 { first } else { !first };
+            ply.score = record.comments.get(i).and_then(|c| c.as_deref()).and_then(parse_score_comment).map(|s| if mover == Color::Black { s } else { -s });
+            any_score |= ply.score.is_some();
         }
         Ok(GameView {
             title,
