@@ -471,9 +471,9 @@ async fn new_game(State(state): State<Shared>, body: Result<Json<NewGame>, JsonR
     if moves.len() > MAX_MOVES {
         return Err(ApiError::bad(format!("{} moves: at most {MAX_MOVES}", moves.len())));
     }
-    let mut check = Game::new(start.clone(), None);
+    let mut game = Game::new(start, None);
     for (i, m) in moves.iter().enumerate() {
-        check.play_usi(m).map_err(|e| ApiError::bad(format!("move {}: {e}", i + 1)))?;
+        game.play_usi(m).map_err(|e| ApiError::bad(format!("move {}: {e}", i + 1)))?;
     }
     let opponent = match (human, &req.opponent) {
         (None, _) => None,
@@ -498,13 +498,10 @@ async fn new_game(State(state): State<Shared>, body: Result<Json<NewGame>, JsonR
     };
     let when = std::time::SystemTime::now();
     let path = crate::record::path_for(&state.out, when, &variant.name, id);
-    let session = Arc::new(Mutex::new(Session::new(id, start, start_name, human, names, path)));
+    let session = Arc::new(Mutex::new(Session::new(id, game, start_name, human, names, path)));
     {
         let mut s = lock(&session);
         s.started_at = when;
-        for m in &moves {
-            s.human_move_any(m).map_err(ApiError::bad)?;
-        }
         if let Some((factory, limit)) = opponent {
             let name = factory.name().to_string();
             s.opponent = Some(attach_opponent(&session, factory.instance(id), limit, name));

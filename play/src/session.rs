@@ -78,9 +78,9 @@ pub(crate) fn score_text(s: Score) -> String {
 }
 
 impl Session {
-    pub fn new(id: u64, start: Position, start_name: String, human: Option<Color>, names: [String; 2], record_path: PathBuf) -> Session {
-        let variant = start.variant();
-        let game = Game::new(start, None);
+    /// A session of `game` (a start, and the moves a study board begins with).
+    pub fn new(id: u64, game: Game, start_name: String, human: Option<Color>, names: [String; 2], record_path: PathBuf) -> Session {
+        let variant = game.position().variant();
         let end = gamerecords::rules_end(&game);
         Session {
             id,
@@ -157,16 +157,6 @@ impl Session {
         let m = self.game.position().parse_usi(usi).map_err(|e| e.to_string())?;
         self.played(m, None);
         self.save();
-        Ok(())
-    }
-
-    /// A move of either side, before the opponent joins (the moves a new game starts with).
-    pub fn human_move_any(&mut self, usi: &str) -> Result<(), String> {
-        if self.is_over() {
-            return Err(format!("move '{usi}': the game is over"));
-        }
-        let m = self.game.position().parse_usi(usi).map_err(|e| e.to_string())?;
-        self.played(m, None);
         Ok(())
     }
 
