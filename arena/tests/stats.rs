@@ -882,3 +882,118 @@ fn a_weighted_line_by_hand() {
     assert!(fit_line(&[(1.0, 0.0, 1.0), (1.0, 3.0, 1.0)], 0.95).is_none(), "one x: no slope");
     assert!(fit_line(&[(1.0, 0.0, 1.0), (2.0, 3.0, 0.0)], 0.95).is_none(), "a point without an error is not used");
 }
+
+/// Correlated points by hand. A shared offset c added to every entry of the covariance
+/// moves all points together and is absorbed by the intercept: (0, 0), (1, 1), (2, 3) with
+/// Σ = I + 100·11ᵀ give the slope, intercept and interval of the same points with Σ = I
+/// (1.5, −1/6, 1.5 ± 1.385904, χ² = 1/6). Two points with unit variances and correlation
+/// ρ = ½: Var(y₁ − y₀) = 2 − 2ρ = 1, so at Δx = 1 the slope's interval is ±1.959964.
+#[test]
+fn correlated_points_by_hand() {
+    let shared = |n: usize, c: f64| -> Vec<Vec<f64>> { (0..n).map(|i| (0..n).map(|j| c + if i == j { 1.0 } else { 0.0 }).collect()).collect() };
+    let f = fit_line_correlated(&[0.0, 1.0, 2.0], &[0.0, 1.0, 3.0], &shared(3, 100.0), 0.95).unwrap();
+    assert_close(f.slope, 1.5, 1e-9);
+    assert_close(f.intercept, -1.0 / 6.0, 1e-9);
+    assert_close(f.birge_ratio, 1.0 / 6.0, 1e-9);
+    assert_close(f.slope_hi - f.slope, 1.385904, 1e-5);
+    let f = fit_line_correlated(&[0.0, 1.0], &[2.0, 5.0], &[vec![1.0, 0.5], vec![0.5, 1.0]], 0.95).unwrap();
+    assert_close(f.slope, 3.0, 1e-12);
+    assert_close(f.slope_hi - f.slope, Z95, 1e-9);
+    // Without a shared offset the same three points weigh alike: the weighted fit.
+    let diagonal = fit_line(&[(0.0, 0.0, 1.0), (1.0, 1.0, 1.0), (2.0, 3.0, 1.0)], 0.95).unwrap();
+    let f = fit_line_correlated(&[0.0, 1.0, 2.0], &[0.0, 1.0, 3.0], &shared(3, 0.0), 0.95).unwrap();
+    assert_close(f.slope_lo, diagonal.slope_lo, 1e-9);
+    // A covariance of the wrong shape, a singular one, or one x: no line.
+    assert!(fit_line_correlated(&[0.0, 1.0], &[0.0, 1.0], &shared(3, 0.0), 0.95).is_none());
+    assert!(fit_line_correlated(&[0.0, 1.0], &[0.0, 1.0], &[vec![1.0, 1.0], vec![1.0, 1.0]], 0.95).is_none());
+    assert!(fit_line_correlated(&[1.0, 1.0], &[0.0, 1.0], &shared(2, 0.0), 0.95).is_none());
+}
+
+/// The covariance of a rating list by hand: A (the anchor), B and C, 100 games in each
+/// pairing at an even score, so every rating is 0, p(1 − p) = ¼ and each pairing weighs 25
+/// (natural units). The information matrix of (B, C) is [[50, −25], [−25, 50]], its inverse
+/// [[50, 25], [25, 50]]/1875; times (400/ln 10)² for Elo².
+#[test]
+fn a_rating_lists_covariance_by_hand() {
+    let names: Vec<String> = ["A", "B", "C"].iter().map(|s| s.to_string()).collect();
+    let even = |i, j| PairResult { i, j, wins_i: 25, draws: 50, wins_j: 25 };
+    let (list, c) = fit_ratings_with_covariance(&names, &[even(0, 1), even(0, 2), even(1, 2)], 0, 0.0);
+    let elo2 = ELO_PER_NAT * ELO_PER_NAT;
+    assert_close(c[1][1], 50.0 / 1875.0 * elo2, 1e-6);
+    assert_close(c[1][2], 25.0 / 1875.0 * elo2, 1e-6);
+    assert_close(c[2][1], c[1][2], 1e-9);
+    assert_eq!((c[0][0], c[0][1], c[2][0]), (0.0, 0.0, 0.0), "the anchor is fixed");
+    // The diagonal is the square of each rating's standard error.
+    assert_close(list.get("B").unwrap().std_error.powi(2), c[1][1], 1e-6);
+    // A player with no games against the others has no rating, and NaN covariances.
+    let names: Vec<String> = ["A", "B", "D"].iter().map(|s| s.to_string()).collect();
+    let (_, c) = fit_ratings_with_covariance(&names, &[even(0, 1)], 0, 0.0);
+    assert!(c[2][2].is_nan() && c[1][2].is_nan());
+    assert!(c[1][1] > 0.0);
+}
+
+/// Simulates `runs` ladders as `copper ladder` pairs them (neighbouring generations, every
+/// generation against every anchor, the anchors against each other; 32 games a pairing,
+/// each won with the Bradley–Terry probability): two anchors at 0 (fixed) and 100 Elo, six
+/// generations at 450 + 60·x Elo (x = 0, 0.5, …, 2.5 CPU-hours), each off that line by a
+/// normal deviation of `tau` Elo (a generation is not exactly as strong as the trend).
+/// Returns how often the slope's 95% interval covers 60: the generalised fit's, and the
+/// weighted fit's from each generation's own interval.
+fn ladder_slope_coverage(tau: f64, runs: usize, seed: u64) -> (f64, f64) {
+    let generations = 6;
+    let line: Vec<f64> = [0.0, 100.0].into_iter().chain((0..generations).map(|k| 450.0 + 60.0 * 0.5 * k as f64)).collect();
+    let names: Vec<String> = (0..line.len()).map(|k| format!("p{k}")).collect();
+    let gens: Vec<usize> = (2..line.len()).collect();
+    let mut pairings: Vec<(usize, usize)> = gens.windows(2).map(|w| (w[0], w[1])).collect();
+    for &g in &gens {
+        pairings.extend([(g, 0), (g, 1)]);
+    }
+    pairings.push((0, 1));
+    let xs: Vec<f64> = (0..generations).map(|k| 0.5 * k as f64).collect();
+    let mut rng = SplitMix(seed);
+    let games = 32;
+    let (mut covered, mut covered_marginal) = (0, 0);
+    for _ in 0..runs {
+        let mut strength = line.clone();
+        for s in &mut strength[2..] {
+            // Box–Muller.
+            let (u1, u2) = (rng.next_f64().max(1e-300), rng.next_f64());
+            *s += tau * (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+        }
+        let results: Vec<PairResult> = pairings
+            .iter()
+            .map(|&(i, j)| {
+                let p = score_from_elo(strength[i] - strength[j]);
+                let wins = (0..games).filter(|_| rng.next_f64() < p).count() as u64;
+                PairResult { i, j, wins_i: wins, draws: 0, wins_j: games - wins }
+            })
+            .collect();
+        let (list, c) = fit_ratings_with_covariance(&names, &results, 0, 0.0);
+        let ys: Vec<f64> = gens.iter().map(|&g| list.get(&names[g]).unwrap().elo).collect();
+        let sub: Vec<Vec<f64>> = gens.iter().map(|&a| gens.iter().map(|&b| c[a][b]).collect()).collect();
+        let f = fit_line_correlated(&xs, &ys, &sub, 0.95).unwrap();
+        covered += usize::from(f.slope_lo <= 60.0 && 60.0 <= f.slope_hi);
+        let marginal: Vec<(f64, f64, f64)> = gens.iter().zip(&xs).map(|(&g, &x)| (x, list.get(&names[g]).unwrap().elo, c[g][g].sqrt())).collect();
+        let m = fit_line(&marginal, 0.95).unwrap();
+        covered_marginal += usize::from(m.slope_lo <= 60.0 && 60.0 <= m.slope_hi);
+    }
+    (covered as f64 / runs as f64, covered_marginal as f64 / runs as f64)
+}
+
+/// The ladder's slope interval covers the true slope at least 95% of the time, with the
+/// generations exactly on the trend and 40 Elo off it, over 1,000 simulated ladders each
+/// (the binomial spread of a true 95% is ±1.4 points; the Birge widening makes it
+/// conservative, 97% here). The generations play far above the anchors (~95%), as in a
+/// real run, so their intervals relative to the anchor share most of their width: the
+/// weighted fit on those intervals alone, which the ladder used before, covers only 90%
+/// with the generations off the trend.
+#[test]
+fn the_ladder_slopes_interval_covers_the_truth() {
+    for (tau, seed) in [(0.0, 20261127), (40.0, 20261128)] {
+        let (correlated, marginal) = ladder_slope_coverage(tau, 1000, seed);
+        assert!((0.93..=0.985).contains(&correlated), "tau {tau}: coverage {correlated}");
+        if tau > 0.0 {
+            assert!(marginal < 0.93, "tau {tau}: the weighted fit covered {marginal}");
+        }
+    }
+}

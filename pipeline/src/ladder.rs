@@ -132,10 +132,10 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     for r in &rungs {
         println!("{:>10} {:>+8.0} {:>18} {:>10.2}", r.generation, r.elo, format!("[{:+.0}, {:+.0}]", r.lo, r.hi), r.cpu_hours);
     }
-    let trend = self_play_trend(&rungs);
+    let trend = self_play_trend(&rungs, &rung_covariance(&rungs, &report));
     if let Some(t) = &trend {
         println!(
-            "Elo per CPU-hour over the self-play generations ({} rated): {:+.0} [{:+.0}, {:+.0}] (95%; weighted least squares, chi2/dof {:.2})",
+            "Elo per CPU-hour over the self-play generations ({} rated): {:+.0} [{:+.0}, {:+.0}] (95%; least squares with the ratings' covariance, chi2/dof {:.2})",
             t.points, t.slope, t.slope_lo, t.slope_hi, t.birge_ratio
         );
     }
@@ -145,12 +145,33 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
 }
 
 /// How fast the self-play generations (1 on; generation 0 is the teacher's or the start
-/// model) rise with compute: a weighted line of Elo against CPU-hours, each rung weighted
-/// by its interval ([`arena::stats::fit_line`]). `None` with fewer than two of them.
-fn self_play_trend(rungs: &[Rung]) -> Option<arena::stats::LineFit> {
-    let z = arena::stats::normal_quantile(0.975);
-    let points: Vec<(f64, f64, f64)> = rungs.iter().filter(|r| r.generation >= 1).map(|r| (r.cpu_hours, r.elo, (r.hi - r.lo) / (2.0 * z))).collect();
-    arena::stats::fit_line(&points, 0.95)
+/// model) rise with compute: a line of Elo against CPU-hours through their ratings, with
+/// the covariance the rating list gives them (`covariance[i][j]` between `rungs[i]` and
+/// `rungs[j]`; [`arena::stats::fit_line_correlated`]): the generations share their games
+/// against the anchors, and what they share moves them together without tilting the line.
+/// `None` with fewer than two of them.
+fn self_play_trend(rungs: &[Rung], covariance: &[Vec<f64>]) -> Option<arena::stats::LineFit> {
+    let chosen: Vec<usize> = (0..rungs.len()).filter(|&i| rungs[i].generation >= 1).collect();
+    let xs: Vec<f64> = chosen.iter().map(|&i| rungs[i].cpu_hours).collect();
+    let ys: Vec<f64> = chosen.iter().map(|&i| rungs[i].elo).collect();
+    let sub: Vec<Vec<f64>> =
+        chosen.iter().map(|&i| chosen.iter().map(|&j| covariance.get(i).and_then(|r| r.get(j)).copied().unwrap_or(f64::NAN)).collect()).collect();
+    arena::stats::fit_line_correlated(&xs, &ys, &sub, 0.95)
+}
+
+/// The covariance of the rungs' ratings (Elo², in the rungs' order), from the ladder's
+/// games: the rating list refitted with [`arena::stats::fit_ratings_with_covariance`].
+fn rung_covariance(rungs: &[Rung], report: &arena::report::Report) -> Vec<Vec<f64>> {
+    let index = |name: &str| report.players.iter().position(|p| p == name);
+    let results: Vec<arena::stats::PairResult> = report
+        .pairings
+        .iter()
+        .filter_map(|p| Some(arena::stats::PairResult { i: index(&p.a)?, j: index(&p.b)?, wins_i: p.wins, draws: p.draws, wins_j: p.losses }))
+        .collect();
+    let Some(anchor) = index(&report.anchor) else { return Vec::new() };
+    let (_, c) = arena::stats::fit_ratings_with_covariance(&report.players, &results, anchor, report.ratings.anchor_elo);
+    let at: Vec<Option<usize>> = rungs.iter().map(|r| index(&format!("gen-{}", r.generation))).collect();
+    at.iter().map(|a| at.iter().map(|b| a.zip(*b).map_or(f64::NAN, |(a, b)| c[a][b])).collect()).collect()
 }
 
 /// A ladder rated before the run had its latest generations (or with other players)
@@ -207,10 +228,13 @@ mod tests {
     #[test]
     fn the_trend_is_of_the_self_play_generations() {
         let rung = |generation, cpu_hours, elo: f64| Rung { generation, elo, lo: elo - 50.0, hi: elo + 50.0, cpu_hours };
-        let t = self_play_trend(&[rung(0, 0.5, 1000.0), rung(1, 1.0, 0.0), rung(2, 2.0, 100.0)]).unwrap();
+        let independent = |n: usize| -> Vec<Vec<f64>> { (0..n).map(|i| (0..n).map(|j| if i == j { 625.0 } else { 0.0 }).collect()).collect() };
+        let t = self_play_trend(&[rung(0, 0.5, 1000.0), rung(1, 1.0, 0.0), rung(2, 2.0, 100.0)], &independent(3)).unwrap();
         assert_eq!(t.points, 2);
         assert!((t.slope - 100.0).abs() < 1e-9, "{}", t.slope);
-        assert!(self_play_trend(&[rung(0, 0.5, 1000.0), rung(1, 1.0, 0.0)]).is_none());
+        // Two points 1 CPU-hour apart with standard errors of 25: ±1.96·√(2·625).
+        assert!((t.slope_hi - t.slope - 1.959964 * 1250f64.sqrt()).abs() < 1e-3, "{t:?}");
+        assert!(self_play_trend(&[rung(0, 0.5, 1000.0), rung(1, 1.0, 0.0)], &independent(2)).is_none());
     }
 
     #[test]

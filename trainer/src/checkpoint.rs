@@ -20,7 +20,8 @@ pub struct Checkpoint {
     pub net: NetConfig,
     /// Generation being trained (or last trained when `generation_done`).
     pub generation: u32,
-    /// Steps done in that generation, and in total.
+    /// Steps done in that generation, and in total (since the optimiser's state was
+    /// fresh: a checkpoint started from a model counts from 0, and so does its warm-up).
     pub generation_step: u32,
     pub total_steps: u64,
     pub generation_done: bool,

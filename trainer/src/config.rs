@@ -22,6 +22,12 @@ pub struct TrainerConfig {
     /// configs written before it existed: 1.
     #[serde(default = "constant_rate")]
     pub final_lr_fraction: f64,
+    /// Steps over which a fresh optimiser's rate rises linearly to the schedule's (the
+    /// first steps of a run, or of one started from a model): Adam's moment estimates are
+    /// noise over the first few batches, and a trained network takes full steps on them.
+    /// 0 = none; missing in configs written before it existed: 0.
+    #[serde(default)]
+    pub warmup_steps: u32,
     pub weight_decay: f32,
     /// Weight of the value loss against the policy loss.
     pub value_weight: f32,
@@ -58,6 +64,7 @@ impl Default for TrainerConfig {
             steps_per_generation: 200,
             learning_rate: 1e-3,
             final_lr_fraction: 1.0,
+            warmup_steps: 0,
             weight_decay: 1e-4,
             value_weight: 1.0,
             search_value_share: 0.0,
@@ -81,6 +88,18 @@ impl TrainerConfig {
         let progress = if steps <= 1 { 0.0 } else { step as f64 / (steps - 1) as f64 };
         let f = self.final_lr_fraction;
         self.learning_rate * (f + (1.0 - f) * 0.5 * (1.0 + (std::f64::consts::PI * progress).cos()))
+    }
+
+    /// The warm-up factor of the optimiser's `optimizer_step`-th step (from 0) since its
+    /// state was fresh: (k + 1)/warmup_steps up to 1 (Goyal et al., "Accurate, Large
+    /// Minibatch SGD", 2017, §2.2; for Adam, Liu et al., "On the Variance of the Adaptive
+    /// Learning Rate and Beyond", 2020).
+    pub(crate) fn warmup_factor(&self, optimizer_step: u64) -> f64 {
+        if self.warmup_steps == 0 {
+            1.0
+        } else {
+            ((optimizer_step + 1) as f64 / self.warmup_steps as f64).min(1.0)
+        }
     }
 
     pub fn validate(&self) -> Result<(), TrainerConfigError> {
@@ -135,6 +154,14 @@ mod tests {
         let constant = TrainerConfig { learning_rate: 0.002, ..TrainerConfig::default() };
         assert!((0..10).all(|s| close(constant.learning_rate_at(s, 10), 0.002)));
         assert!(close(c.learning_rate_at(0, 1), 0.002), "a one-step generation trains at the full rate");
+    }
+
+    #[test]
+    fn warmup_rises_linearly_then_stays_at_one() {
+        let c = TrainerConfig { warmup_steps: 4, ..TrainerConfig::default() };
+        let got: Vec<f64> = (0..6).map(|k| c.warmup_factor(k)).collect();
+        assert_eq!(got, vec![0.25, 0.5, 0.75, 1.0, 1.0, 1.0]);
+        assert_eq!(TrainerConfig::default().warmup_factor(0), 1.0, "no warm-up by default");
     }
 
     #[test]

@@ -287,7 +287,7 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
         let dense = batcher.build_with_shares(&records, &mut batch_rng(ckpt.seed, job.generation, s));
         let batch =
             TrainBatch { batch: dense.batch, input: &dense.input, policy_target: &dense.policy, value_target: &dense.wdl, legal_mask: Some(&dense.legal) };
-        step.set_learning_rate(cfg.learning_rate_at(s, steps));
+        step.set_learning_rate(cfg.learning_rate_at(s, steps) * cfg.warmup_factor(ckpt.total_steps));
         let (n, loss) = step.step(net, &batch);
         net = n;
         record_uses(&window, &mut ckpt.uses, idx);

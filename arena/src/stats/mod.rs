@@ -8,8 +8,9 @@
 //! - [`sprt`]: fishtest's generalised sequential probability ratio test;
 //! - [`ratings`]: Bradley–Terry rating lists fitted by maximum likelihood (Ordo, BayesElo),
 //!   with the first-move advantage as an optional parameter;
-//! - [`trend`]: a weighted straight line through rated points (Elo against CPU-hours),
-//!   with Student's t where the points scatter more than their errors;
+//! - [`trend`]: a straight line through rated points (Elo against CPU-hours), weighted by
+//!   their errors and their correlations, with Student's t where the points scatter more
+//!   than their errors;
 //! - [`special`]: the error function and the normal quantile they rest on.
 
 pub mod elo;
@@ -20,11 +21,12 @@ pub mod trend;
 
 pub use elo::{elo_from_score, score_from_elo, wilson_interval, z_for_confidence, Pentanomial, Trinomial, ELO_PER_NAT, SCORE_CLAMP};
 pub use ratings::{
-    fit_ratings, fit_ratings_with_colour, ColouredGame, FirstMoveAdvantage, PairResult, Rating, RatingList, RATING_CONFIDENCE, VIRTUAL_DRAWS_PER_PAIRING,
+    fit_ratings, fit_ratings_with_colour, fit_ratings_with_covariance, ColouredGame, FirstMoveAdvantage, PairResult, Rating, RatingList, RATING_CONFIDENCE,
+    VIRTUAL_DRAWS_PER_PAIRING,
 };
 pub use special::{erf, erfc, normal_cdf, normal_quantile};
 pub use sprt::{max_likelihood_distribution, Sprt, SprtDecision};
-pub use trend::{fit_line, student_t_quantile, LineFit};
+pub use trend::{fit_line, fit_line_correlated, student_t_quantile, LineFit};
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StatsError {

@@ -1,10 +1,5 @@
 //! Rating lists: a pool of players rated at once by maximum likelihood.
 //!
-//! in 4.0–4.8% of the tests at a true Elo of elo0 and in 93.6–96.1% at elo1. The
-//! large-sample approximation `N·(s1 − s0)·(2ŝ − s0 − s1)/(2σ̂²)` (fishtest's `LLR_alt2`)
-//! is not used: early in a match, with placeholder counts for the empty classes, it gave a
-//! single won pair LLR 3.81 at elo0 = 0, elo1 = 10 and stopped the test after two games.
-//!
 //! # Rating lists: Bradley–Terry maximum likelihood (Ordo, BayesElo)
 //!
 //! Every player `k` has a rating `r_k`, and `P(i beats j) = 1/(1 + 10^((r_j − r_i)/400))`;
@@ -18,7 +13,9 @@
 //! for the players connected to it. [`fit_ratings`] maximises `ℓ` by Newton's method with
 //! step halving (`ℓ` is concave, so this converges from zero), and reports
 //! `r_k ± z · √((I⁻¹)_kk) · 400/ln 10` — the usual Wald interval, relative to the anchor (the
-//! anchor's own interval has zero width).
+//! anchor's own interval has zero width). [`fit_ratings_with_covariance`] also returns
+//! `I⁻¹` itself (in Elo²): the ratings share their games with the anchor, so they are
+//! correlated, and a line through several of them needs that (`trend`).
 //!
 //! The maximum exists only when the players cannot be split into two groups one of which
 //! never scored against the other (Zermelo, Ford 1957); otherwise a player with all wins
@@ -163,6 +160,15 @@ fn nan_from_null<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f6
 /// Results naming a player out of range, or a player against itself, are skipped and
 /// counted in [`RatingList::skipped_results`]; an anchor out of range rates nobody.
 pub fn fit_ratings(players: &[String], results: &[PairResult], anchor: usize, anchor_elo: f64) -> RatingList {
+    fit_ratings_with_covariance(players, results, anchor, anchor_elo).0
+}
+
+/// [`fit_ratings`], with the covariance of the ratings: `c[i][j]` in Elo², by index into
+/// `players` (the anchor's row and column are 0; a player without a rating has NaN). The
+/// ratings of one list share their games with the anchors, so they are correlated: a
+/// difference between two players is known to `√(c_ii + c_jj − 2c_ij)`, often far better
+/// than their intervals relative to the anchor say.
+pub fn fit_ratings_with_covariance(players: &[String], results: &[PairResult], anchor: usize, anchor_elo: f64) -> (RatingList, Vec<Vec<f64>>) {
     let tallies: Vec<Tally> = results
         .iter()
         .map(|r| Tally { plus: r.i, minus: r.j, coloured: false, games: r.wins_i + r.draws + r.wins_j, half_points: 2 * r.wins_i + r.draws })
@@ -189,7 +195,7 @@ pub fn fit_ratings_with_colour(players: &[String], games: &[ColouredGame], ancho
             },
         })
         .collect();
-    fit(players, &tallies, anchor, anchor_elo, true)
+    fit(players, &tallies, anchor, anchor_elo, true).0
 }
 
 /// Games between `plus` and `minus` with `plus`'s points, in half points (exact).
@@ -231,7 +237,7 @@ const MAX_STEP_HALVINGS: usize = 60;
 /// Newton stops once no parameter moves more than this (natural units; ~2e-8 Elo).
 const NEWTON_STEP_TOLERANCE: f64 = 1e-10;
 
-fn fit(players: &[String], tallies: &[Tally], anchor: usize, anchor_elo: f64, fit_advantage: bool) -> RatingList {
+fn fit(players: &[String], tallies: &[Tally], anchor: usize, anchor_elo: f64, fit_advantage: bool) -> (RatingList, Vec<Vec<f64>>) {
     let n = players.len();
     let valid = |t: &&Tally| t.plus < n && t.minus < n && t.plus != t.minus;
     let skipped_results = tallies.iter().filter(|t| !valid(t)).count() as u64;
@@ -359,7 +365,20 @@ fn fit(players: &[String], tallies: &[Tally], anchor: usize, anchor_elo: f64, fi
         FirstMoveAdvantage { elo, lo: elo - z * se, hi: elo + z * se, std_error: se }
     });
 
-    RatingList {
+    let covariance: Vec<Vec<f64>> = (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| match (parameter[i], parameter[j]) {
+                    _ if !rated[i] || !rated[j] => f64::NAN,
+                    (Some(a), Some(b)) => fitted.covariance.as_ref().map_or(f64::NAN, |c| c[a * dimension + b] * ELO_PER_NAT * ELO_PER_NAT),
+                    // The anchor: fixed, so no variance and no covariance.
+                    _ => 0.0,
+                })
+                .collect()
+        })
+        .collect();
+
+    let list = RatingList {
         entries,
         anchor: players.get(anchor).cloned().unwrap_or_default(),
         anchor_elo,
@@ -369,7 +388,8 @@ fn fit(players: &[String], tallies: &[Tally], anchor: usize, anchor_elo: f64, fi
         skipped_results,
         converged: anchor < n && fitted.converged,
         first_move_advantage,
-    }
+    };
+    (list, covariance)
 }
 
 /// Which nodes a breadth-first search from `start` reaches along `edges`.
@@ -489,7 +509,7 @@ fn gradient_and_information(observations: &[Observation], theta: &[f64]) -> (Vec
 
 /// The inverse of a square row-major matrix by Gauss–Jordan elimination with partial
 /// pivoting; `None` when it is singular to working precision (or not finite).
-fn invert(matrix: &[f64], n: usize) -> Option<Vec<f64>> {
+pub(super) fn invert(matrix: &[f64], n: usize) -> Option<Vec<f64>> {
     let mut a = matrix.to_vec();
     let mut inverse = vec![0.0; n * n];
     for i in 0..n {

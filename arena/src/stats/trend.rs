@@ -6,6 +6,19 @@
 //! slope b = Sxy/Sxx, intercept a = ȳ − b·x̄, and Var(b) = 1/Sxx when the σᵢ are right
 //! (e.g. N. Draper, H. Smith, "Applied Regression Analysis", 3rd ed., §9.2).
 //!
+//! # Correlated points: generalised least squares
+//! The ratings of one list are correlated (they share the games against the anchors), so
+//! weighting each by its own interval counts the uncertainty they share — which moves
+//! every rating together and leaves the slope alone — as if it were independent: the
+//! interval comes out far too wide. With the points' covariance matrix Σ, W = Σ⁻¹ and the
+//! design X = [1 x], the estimate is β = (XᵀWX)⁻¹XᵀWy with Var(β) = (XᵀWX)⁻¹ (A. C.
+//! Aitken, "On least squares and linear combination of observations", Proc. R. Soc.
+//! Edinburgh 55, 1935; Draper & Smith §9.2): writing A = XᵀWX = [[a₀₀, a₀₁], [a₀₁, a₁₁]]
+//! (a₀₀ = ΣᵢⱼWᵢⱼ, a₀₁ = ΣᵢⱼWᵢⱼxⱼ, a₁₁ = ΣᵢⱼxᵢWᵢⱼxⱼ) and Δ = a₀₀a₁₁ − a₀₁², Var(b) = a₀₀/Δ,
+//! and χ² = rᵀWr for the residuals r. A diagonal Σ gives the weighted fit above
+//! (a₀₀/Δ = 1/Sxx). A shared offset — the same c added to every entry of Σ — cancels:
+//! it is absorbed by the intercept.
+//!
 //! # When the points scatter more than their errors say
 //! χ² = Σw(y − a − bx)² has n − 2 degrees of freedom. Its ratio to them, the Birge ratio
 //! R = χ²/(n − 2), above 1 says the errors are too small (ratings of one list are
@@ -43,25 +56,51 @@ pub struct LineFit {
 /// positive finite error, or when every x is the same.
 pub fn fit_line(points: &[(f64, f64, f64)], confidence: f64) -> Option<LineFit> {
     let pts: Vec<(f64, f64, f64)> = points.iter().copied().filter(|&(x, y, s)| x.is_finite() && y.is_finite() && s.is_finite() && s > 0.0).collect();
-    if pts.len() < 2 {
+    let n = pts.len();
+    let covariance: Vec<Vec<f64>> = (0..n).map(|i| (0..n).map(|j| if i == j { pts[i].2 * pts[i].2 } else { 0.0 }).collect()).collect();
+    let xs: Vec<f64> = pts.iter().map(|p| p.0).collect();
+    let ys: Vec<f64> = pts.iter().map(|p| p.1).collect();
+    fit_line_correlated(&xs, &ys, &covariance, confidence)
+}
+
+/// The generalised least-squares line through points `(xs[i], ys[i])` whose errors have
+/// the covariance matrix `covariance` (`n × n`, rows by point), with the slope's interval
+/// at `confidence`. `None` with fewer than two points, a value that is not finite, a
+/// covariance that is not of that shape or not invertible, or when every x is the same.
+pub fn fit_line_correlated(xs: &[f64], ys: &[f64], covariance: &[Vec<f64>], confidence: f64) -> Option<LineFit> {
+    let n = xs.len();
+    if n < 2 || ys.len() != n || covariance.len() != n || covariance.iter().any(|row| row.len() != n) {
         return None;
     }
-    let w = |s: f64| 1.0 / (s * s);
-    let sw: f64 = pts.iter().map(|p| w(p.2)).sum();
-    let xbar = pts.iter().map(|p| w(p.2) * p.0).sum::<f64>() / sw;
-    let ybar = pts.iter().map(|p| w(p.2) * p.1).sum::<f64>() / sw;
-    let sxx: f64 = pts.iter().map(|p| w(p.2) * (p.0 - xbar).powi(2)).sum();
-    if sxx <= 0.0 {
+    if xs.iter().chain(ys).chain(covariance.iter().flatten()).any(|v| !v.is_finite()) {
         return None;
     }
-    let sxy: f64 = pts.iter().map(|p| w(p.2) * (p.0 - xbar) * (p.1 - ybar)).sum();
-    let slope = sxy / sxx;
-    let intercept = ybar - slope * xbar;
-    let dof = pts.len() - 2;
+    let flat: Vec<f64> = covariance.iter().flatten().copied().collect();
+    let w = super::ratings::invert(&flat, n)?;
+    let w = |i: usize, j: usize| w[i * n + j];
+    let (mut a00, mut a01, mut a11, mut c0, mut c1) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for i in 0..n {
+        for j in 0..n {
+            a00 += w(i, j);
+            a01 += w(i, j) * xs[j];
+            a11 += xs[i] * w(i, j) * xs[j];
+            c0 += w(i, j) * ys[j];
+            c1 += xs[i] * w(i, j) * ys[j];
+        }
+    }
+    let det = a00 * a11 - a01 * a01;
+    // Every x the same (or a weight matrix that is not positive): no slope.
+    if det.is_nan() || det <= 1e-12 * a00.abs() * a11.abs() || a00 <= 0.0 {
+        return None;
+    }
+    let slope = (a00 * c1 - a01 * c0) / det;
+    let intercept = (a11 * c0 - a01 * c1) / det;
+    let residual: Vec<f64> = (0..n).map(|i| ys[i] - intercept - slope * xs[i]).collect();
+    let dof = n - 2;
     let (birge, scale, quantile) = if dof == 0 {
         (f64::NAN, 1.0, normal_quantile(0.5 + confidence / 2.0))
     } else {
-        let chi2: f64 = pts.iter().map(|p| w(p.2) * (p.1 - intercept - slope * p.0).powi(2)).sum();
+        let chi2: f64 = (0..n).map(|i| (0..n).map(|j| residual[i] * w(i, j) * residual[j]).sum::<f64>()).sum();
         let r = chi2 / dof as f64;
         if r > 1.0 {
             (r, r, student_t_quantile(confidence, dof as u32))
@@ -69,8 +108,8 @@ pub fn fit_line(points: &[(f64, f64, f64)], confidence: f64) -> Option<LineFit> 
             (r, 1.0, normal_quantile(0.5 + confidence / 2.0))
         }
     };
-    let half = quantile * (scale / sxx).sqrt();
-    Some(LineFit { slope, intercept, slope_lo: slope - half, slope_hi: slope + half, birge_ratio: birge, points: pts.len() })
+    let half = quantile * (scale * a00 / det).sqrt();
+    Some(LineFit { slope, intercept, slope_lo: slope - half, slope_hi: slope + half, birge_ratio: birge, points: n })
 }
 
 /// A(t|ν) = P(|T| ≤ t) for Student's t with `nu` ≥ 1 degrees of freedom, t ≥ 0.
