@@ -261,6 +261,9 @@ pub struct Prepared {
     starts: Vec<Start>,
     settings: RunSettings,
     planned: HashMap<u64, Planned>,
+    /// The ids in the order a local run plays them, which is the order the coordinator
+    /// counts results in.
+    order: Vec<u64>,
 }
 
 impl Prepared {
@@ -281,14 +284,13 @@ impl Prepared {
             starts,
             settings: run_settings(cfg),
             planned: remote.planned.iter().map(|p| (p.id, p.clone())).collect(),
+            order: remote.planned.iter().map(|p| p.id).collect(),
         })
     }
 
-    /// Every game id, ascending.
+    /// Every game id, in the order a local run plays them (a game of every cell in turn).
     pub fn job_ids(&self) -> Vec<u64> {
-        let mut ids: Vec<u64> = self.planned.keys().copied().collect();
-        ids.sort_unstable();
-        ids
+        self.order.clone()
     }
 
     /// Plays game `id` alone, from the opening a local run gives it (`play_alone`).

@@ -386,3 +386,28 @@ fn checkpoint_tiers_report_the_networks_view_and_a_run_its_generations() {
     let csv = std::fs::read_to_string(dir.join("cells.csv")).unwrap();
     assert!(csv.lines().skip(1).all(|l| !l.ends_with(",,,,")), "net columns filled:\n{csv}");
 }
+
+/// A worker of a study played elsewhere (`copper balance --store`) is handed the study and
+/// its games; it plays them in the order the coordinator counts them in (the todo order,
+/// a game of every cell in turn), so that results come in as they are counted.
+#[test]
+fn a_remote_studys_workers_play_in_the_order_the_coordinator_counts() {
+    use arena::runner::{Remote, RemoteWork};
+    use std::sync::{atomic::AtomicBool, Arc, Mutex};
+    let tmp = tempfile::tempdir().unwrap();
+    let seen: Arc<Mutex<Option<(Vec<u64>, Vec<u64>)>>> = Arc::default();
+    let seen2 = seen.clone();
+    let remote = Remote(Arc::new(move |work: &RemoteWork<'_>, _stop: &AtomicBool, _on_result: &(dyn Fn(arena::runner::JobResult) + Sync)| {
+        let study: balance::study::RemoteStudy = serde_json::from_value(work.spec.clone()).map_err(|e| e.to_string())?;
+        let worker_order = balance::study::Prepared::new(&study).map_err(|e| e.to_string())?.job_ids();
+        *seen2.lock().unwrap() = Some((work.todo.iter().map(|j| j.id).collect(), worker_order));
+        Err("stopped here".to_string())
+    }));
+    let opts = RunOptions { remote: Some(remote), ..quiet() };
+    assert!(run_study(&tiny(&tmp.path().join("study"), 3), &opts).is_err());
+    let (todo, worker_order) = seen.lock().unwrap().clone().unwrap();
+    assert_eq!(todo.len(), 12);
+    assert_eq!(worker_order, todo);
+    // A game of every cell in turn, not one cell after another.
+    assert_eq!(todo[..4].iter().map(|id| id % 1_000_000).collect::<Vec<_>>(), vec![0; 4]);
+}

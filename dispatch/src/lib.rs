@@ -259,6 +259,10 @@ impl Prepared {
 /// missing file may have been put in place meanwhile).
 const RETRY_PREPARE: Duration = Duration::from_secs(60);
 
+/// How many of the first open units a worker picks among: workers that look at the same
+/// moment mostly pick different ones, and results still arrive nearly in order.
+const UNITS_TO_SPREAD_OVER: usize = 8;
+
 /// The USI engine commands a job's spec names: every string that is a `usi:` player spec
 /// (wherever the job kind keeps its players).
 fn usi_engines(spec: &serde_json::Value) -> BTreeSet<String> {
@@ -385,16 +389,20 @@ impl JobServer {
             if open.is_empty() {
                 continue;
             }
-            // Workers start at different places; an unclaimed unit first, then one this
-            // worker claimed (it was restarted), then any (its claimer may be dead).
-            let start = (u64::from_str_radix(&records::run_dir::content_hash([self.id.as_bytes()])[..8], 16).unwrap_or(0) as usize) % open.len();
-            let rotated = open[start..].iter().chain(&open[..start]).copied();
+            // An unclaimed unit first, then one this worker claimed (it was restarted),
+            // then any (its claimer may be dead); among those the first in the job's
+            // order, because the coordinator counts results in that order (a study's
+            // progress shows as its games come in, an SPRT stops with no games far ahead
+            // played for nothing). Workers looking at once spread over the first few.
             let rank = |u: &u64| match state.claims.get(u) {
                 None => 0,
                 Some(who) if who.iter().all(|w| *w == self.id) => 1,
                 Some(_) => 2,
             };
-            let unit = rotated.min_by_key(rank).expect("open is not empty");
+            let best = open.iter().map(rank).min().expect("open is not empty");
+            let candidates: Vec<u64> = open.iter().filter(|u| rank(u) == best).take(UNITS_TO_SPREAD_OVER).copied().collect();
+            let worker = u64::from_str_radix(&records::run_dir::content_hash([self.id.as_bytes()])[..8], 16).unwrap_or(0);
+            let unit = candidates[(worker.wrapping_add(self.played) % candidates.len() as u64) as usize];
             self.store.put(&claim_key(&job, unit, &self.id), self.id.clone())?;
             tracing::info!(job = %job, unit, worker = %self.id, "playing");
             let r = prepared.play(unit).with_context(|| format!("job {job}, game {unit}"))?;
@@ -432,6 +440,38 @@ mod tests {
         c.max_plies = 60;
         c.out_dir = dir.join("out");
         c
+    }
+
+    /// The coordinator counts in the job's order: workers play the first open units, so
+    /// results come in near that order (before, each worker started at its own place in
+    /// the list, and a study's first result came in only at its end).
+    #[test]
+    fn workers_play_the_first_open_units() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("store").to_str().unwrap()).unwrap();
+        let mut cfg = tournament(dir.path());
+        cfg.rounds = 20;
+        let file = JobFile { kind: "arena".into(), spec: serde_json::to_value(&cfg).unwrap() };
+        let (job, bytes) = file.encode().unwrap();
+        store.put_new(&job_key(&job), bytes).unwrap();
+        store.put(&open_key(&job), "").unwrap();
+        let units = cfg.jobs().len() as u64;
+        assert!(units >= 40);
+        let mut servers: Vec<JobServer> = ["w1", "w2", "w3"].iter().map(|w| JobServer::new(store.clone(), w, Vec::new()).unwrap()).collect();
+        for round in 0..4 {
+            for server in &mut servers {
+                assert!(server.serve_one().unwrap());
+            }
+            // After 3·(round + 1) games, every result is among the lowest units.
+            let played: Vec<u64> = store
+                .list(&results_prefix(&job))
+                .unwrap()
+                .iter()
+                .map(|l| l.key.rsplit('/').next().unwrap().trim_end_matches(".json").parse().unwrap())
+                .collect();
+            let bound = 3 * (round + 1) + UNITS_TO_SPREAD_OVER as u64;
+            assert!(played.iter().all(|&u| u < bound), "round {round}: {played:?} not all below {bound} of {units}");
+        }
     }
 
     #[test]
