@@ -395,7 +395,9 @@ fn a_remote_studys_workers_play_in_the_order_the_coordinator_counts() {
     use arena::runner::{Remote, RemoteWork};
     use std::sync::{atomic::AtomicBool, Arc, Mutex};
     let tmp = tempfile::tempdir().unwrap();
-    let seen: Arc<Mutex<Option<(Vec<u64>, Vec<u64>)>>> = Arc::default();
+    // (the todo ids, the ids in the order a worker plays them)
+    type Orders = Option<(Vec<u64>, Vec<u64>)>;
+    let seen: Arc<Mutex<Orders>> = Arc::default();
     let seen2 = seen.clone();
     let remote = Remote(Arc::new(move |work: &RemoteWork<'_>, _stop: &AtomicBool, _on_result: &(dyn Fn(arena::runner::JobResult) + Sync)| {
         let study: balance::study::RemoteStudy = serde_json::from_value(work.spec.clone()).map_err(|e| e.to_string())?;
