@@ -389,18 +389,21 @@ impl JobServer {
             if open.is_empty() {
                 continue;
             }
-            // An unclaimed unit first, then one this worker claimed (it was restarted),
-            // then any (its claimer may be dead); among those the first in the job's
-            // order, because the coordinator counts results in that order (a study's
-            // progress shows as its games come in, an SPRT stops with no games far ahead
-            // played for nothing). Workers looking at once spread over the first few.
+            // First a unit this worker's id claimed and never finished: a server plays one
+            // game at a time and uploads it before it looks again, so such a claim is
+            // from an earlier life of this worker, which died playing it. Then an
+            // unclaimed unit, then any (its claimer may be dead). Among those the first in
+            // the job's order, because the coordinator counts results in that order (a
+            // study's progress shows as its games come in, an SPRT stops with no games far
+            // ahead played for nothing). Workers looking at once spread over the first few.
             let rank = |u: &u64| match state.claims.get(u) {
-                None => 0,
-                Some(who) if who.iter().all(|w| *w == self.id) => 1,
+                Some(who) if who.iter().all(|w| *w == self.id) => 0,
+                None => 1,
                 Some(_) => 2,
             };
             let best = open.iter().map(rank).min().expect("open is not empty");
-            let candidates: Vec<u64> = open.iter().filter(|u| rank(u) == best).take(UNITS_TO_SPREAD_OVER).copied().collect();
+            let spread = if best == 0 { 1 } else { UNITS_TO_SPREAD_OVER };
+            let candidates: Vec<u64> = open.iter().filter(|u| rank(u) == best).take(spread).copied().collect();
             let worker = u64::from_str_radix(&records::run_dir::content_hash([self.id.as_bytes()])[..8], 16).unwrap_or(0);
             let unit = candidates[(worker.wrapping_add(self.played) % candidates.len() as u64) as usize];
             self.store.put(&claim_key(&job, unit, &self.id), self.id.clone())?;
@@ -472,6 +475,37 @@ mod tests {
             let bound = 3 * (round + 1) + UNITS_TO_SPREAD_OVER as u64;
             assert!(played.iter().all(|&u| u < bound), "round {round}: {played:?} not all below {bound} of {units}");
         }
+    }
+
+    /// A worker restarted with its id first finishes the game its earlier life claimed and
+    /// never uploaded (the coordinator waits for it in order); another worker leaves that
+    /// claim to the end.
+    #[test]
+    fn a_restarted_worker_first_plays_what_it_claimed_before_it_died() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("store").to_str().unwrap()).unwrap();
+        let mut cfg = tournament(dir.path());
+        cfg.rounds = 20;
+        let file = JobFile { kind: "arena".into(), spec: serde_json::to_value(&cfg).unwrap() };
+        let (job, bytes) = file.encode().unwrap();
+        store.put_new(&job_key(&job), bytes).unwrap();
+        store.put(&open_key(&job), "").unwrap();
+        // w1 claimed unit 30 and died; unit 0 is claimed by w1 too.
+        store.put(&claim_key(&job, 30, "w1"), "w1").unwrap();
+        store.put(&claim_key(&job, 0, "w1"), "w1").unwrap();
+        let played = |store: &Store| -> Vec<u64> {
+            store.list(&results_prefix(&job)).unwrap().iter().map(|l| unit_of(l.key.rsplit('/').next().unwrap()).unwrap()).collect()
+        };
+        let mut w2 = JobServer::new(store.clone(), "w2", Vec::new()).unwrap();
+        for _ in 0..4 {
+            assert!(w2.serve_one().unwrap());
+        }
+        assert!(!played(&store).iter().any(|u| [0, 30].contains(u)), "w2 leaves w1's claims: {:?}", played(&store));
+        let mut w1 = JobServer::new(store.clone(), "w1", Vec::new()).unwrap();
+        assert!(w1.serve_one().unwrap());
+        assert!(w1.serve_one().unwrap());
+        let now = played(&store);
+        assert!(now.contains(&0) && now.contains(&30), "w1 replays its own claims first: {now:?}");
     }
 
     #[test]
