@@ -445,19 +445,30 @@ mod tests {
         c
     }
 
+    /// A store in `dir` with one open tournament job of `rounds` rounds: (store, job, its config).
+    fn open_job(dir: &std::path::Path, rounds: u32) -> (Store, String, arena::TournamentConfig) {
+        let store = Store::open(dir.join("store").to_str().unwrap()).unwrap();
+        let mut cfg = tournament(dir);
+        cfg.rounds = rounds;
+        let file = JobFile { kind: "arena".into(), spec: serde_json::to_value(&cfg).unwrap() };
+        let (job, bytes) = file.encode().unwrap();
+        store.put_new(&job_key(&job), bytes).unwrap();
+        store.put(&open_key(&job), "").unwrap();
+        (store, job, cfg)
+    }
+
+    /// The units of `job` with a result in the store.
+    fn played_units(store: &Store, job: &str) -> Vec<u64> {
+        store.list(&results_prefix(job)).unwrap().iter().map(|l| unit_of(l.key.rsplit('/').next().unwrap()).unwrap()).collect()
+    }
+
     /// The coordinator counts in the job's order: workers play the first open units, so
     /// results come in near that order (before, each worker started at its own place in
     /// the list, and a study's first result came in only at its end).
     #[test]
     fn workers_play_the_first_open_units() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().join("store").to_str().unwrap()).unwrap();
-        let mut cfg = tournament(dir.path());
-        cfg.rounds = 20;
-        let file = JobFile { kind: "arena".into(), spec: serde_json::to_value(&cfg).unwrap() };
-        let (job, bytes) = file.encode().unwrap();
-        store.put_new(&job_key(&job), bytes).unwrap();
-        store.put(&open_key(&job), "").unwrap();
+        let (store, job, cfg) = open_job(dir.path(), 20);
         let units = cfg.jobs().len() as u64;
         assert!(units >= 40);
         let mut servers: Vec<JobServer> = ["w1", "w2", "w3"].iter().map(|w| JobServer::new(store.clone(), w, Vec::new()).unwrap()).collect();
@@ -466,12 +477,7 @@ mod tests {
                 assert!(server.serve_one().unwrap());
             }
             // After 3·(round + 1) games, every result is among the lowest units.
-            let played: Vec<u64> = store
-                .list(&results_prefix(&job))
-                .unwrap()
-                .iter()
-                .map(|l| l.key.rsplit('/').next().unwrap().trim_end_matches(".json").parse().unwrap())
-                .collect();
+            let played = played_units(&store, &job);
             let bound = 3 * (round + 1) + UNITS_TO_SPREAD_OVER as u64;
             assert!(played.iter().all(|&u| u < bound), "round {round}: {played:?} not all below {bound} of {units}");
         }
@@ -483,19 +489,11 @@ mod tests {
     #[test]
     fn a_restarted_worker_first_plays_what_it_claimed_before_it_died() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().join("store").to_str().unwrap()).unwrap();
-        let mut cfg = tournament(dir.path());
-        cfg.rounds = 20;
-        let file = JobFile { kind: "arena".into(), spec: serde_json::to_value(&cfg).unwrap() };
-        let (job, bytes) = file.encode().unwrap();
-        store.put_new(&job_key(&job), bytes).unwrap();
-        store.put(&open_key(&job), "").unwrap();
+        let (store, job, _) = open_job(dir.path(), 20);
         // w1 claimed unit 30 and died; unit 0 is claimed by w1 too.
         store.put(&claim_key(&job, 30, "w1"), "w1").unwrap();
         store.put(&claim_key(&job, 0, "w1"), "w1").unwrap();
-        let played = |store: &Store| -> Vec<u64> {
-            store.list(&results_prefix(&job)).unwrap().iter().map(|l| unit_of(l.key.rsplit('/').next().unwrap()).unwrap()).collect()
-        };
+        let played = |store: &Store| played_units(store, &job);
         let mut w2 = JobServer::new(store.clone(), "w2", Vec::new()).unwrap();
         for _ in 0..4 {
             assert!(w2.serve_one().unwrap());
