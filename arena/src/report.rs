@@ -197,6 +197,11 @@ pub struct Report {
     pub games: u64,
     pub pairings: Vec<PairingStats>,
     pub ratings: stats::RatingList,
+    /// The ratings' covariance in Elo², by index into `players`
+    /// ([`stats::fit_ratings_with_covariance`]); not written to `summary.json`, so empty
+    /// in a report read back from it.
+    #[serde(skip)]
+    pub rating_covariance: Vec<Vec<f64>>,
     /// Games by how they ended (`checkmate`, `repetition`, `time-forfeit`, …).
     pub endings: BTreeMap<String, u64>,
     pub anchor: String,
@@ -292,8 +297,16 @@ pub fn build(names: &[String], pairings: &[(usize, usize)], results: &[JobResult
     }
     let pair_results: Vec<stats::PairResult> =
         table.into_iter().map(|((i, j), (w, d, l))| stats::PairResult { i, j, wins_i: w, draws: d, wins_j: l }).collect();
-    let ratings = stats::fit_ratings(names, &pair_results, anchor, anchor_elo);
-    Report { players: names.to_vec(), games: results.len() as u64, pairings: pairings_stats, ratings, endings, anchor: names[anchor].clone() }
+    let (ratings, rating_covariance) = stats::fit_ratings_with_covariance(names, &pair_results, anchor, anchor_elo);
+    Report {
+        players: names.to_vec(),
+        games: results.len() as u64,
+        pairings: pairings_stats,
+        ratings,
+        rating_covariance,
+        endings,
+        anchor: names[anchor].clone(),
+    }
 }
 
 /// Elo of a score at the clamp ([`stats::elo_from_score`] of 0 or 1) or beyond: infinite

@@ -159,19 +159,12 @@ fn self_play_trend(rungs: &[Rung], covariance: &[Vec<f64>]) -> Option<arena::sta
     arena::stats::fit_line_correlated(&xs, &ys, &sub, 0.95)
 }
 
-/// The covariance of the rungs' ratings (Elo², in the rungs' order), from the ladder's
-/// games: the rating list refitted with [`arena::stats::fit_ratings_with_covariance`].
+/// The covariance of the rungs' ratings (Elo², in the rungs' order; NaN where the list
+/// has none), from the ladder's rating list.
 fn rung_covariance(rungs: &[Rung], report: &arena::report::Report) -> Vec<Vec<f64>> {
-    let index = |name: &str| report.players.iter().position(|p| p == name);
-    let results: Vec<arena::stats::PairResult> = report
-        .pairings
-        .iter()
-        .filter_map(|p| Some(arena::stats::PairResult { i: index(&p.a)?, j: index(&p.b)?, wins_i: p.wins, draws: p.draws, wins_j: p.losses }))
-        .collect();
-    let Some(anchor) = index(&report.anchor) else { return Vec::new() };
-    let (_, c) = arena::stats::fit_ratings_with_covariance(&report.players, &results, anchor, report.ratings.anchor_elo);
-    let at: Vec<Option<usize>> = rungs.iter().map(|r| index(&format!("gen-{}", r.generation))).collect();
-    at.iter().map(|a| at.iter().map(|b| a.zip(*b).map_or(f64::NAN, |(a, b)| c[a][b])).collect()).collect()
+    let c = &report.rating_covariance;
+    let at: Vec<Option<usize>> = rungs.iter().map(|r| report.players.iter().position(|p| *p == format!("gen-{}", r.generation))).collect();
+    at.iter().map(|a| at.iter().map(|b| a.zip(*b).and_then(|(a, b)| c.get(a)?.get(b).copied()).unwrap_or(f64::NAN)).collect()).collect()
 }
 
 /// A ladder rated before the run had its latest generations (or with other players)
