@@ -173,6 +173,11 @@ enum Command {
         /// initial_model).
         #[arg(long)]
         from_model: Option<std::path::PathBuf>,
+        /// With --from-model: still play the config's teacher games, only for the share
+        /// of each self-play batch the [teacher] section keeps (generation 0 is the model,
+        /// not trained on them). Without it --from-model plays no teacher games.
+        #[arg(long, requires = "from_model")]
+        keep_teacher: bool,
         /// No progress bars (summary lines and logs only).
         #[arg(long)]
         quiet: bool,
@@ -771,11 +776,13 @@ fn run(cli: Cli) -> Result<()> {
             pipeline::fleet::run_trainer(&store, cfg.as_ref(), &opts, !fleet.quiet, &mut |dir| refresh_page(dir))?;
             println!("trainer {}: store: {}", opts.id, store.counters());
         }
-        Command::Train { config, run_dir, generations, threads, device, from_model, quiet } => {
+        Command::Train { config, run_dir, generations, threads, device, from_model, keep_teacher, quiet } => {
             let mut cfg = pipeline::RunConfig::load(&config)?;
             if let Some(m) = from_model {
                 cfg.initial_model = Some(m);
-                cfg.teacher.games = 0;
+                if !keep_teacher {
+                    cfg.teacher.games = 0;
+                }
             }
             if let Some(d) = run_dir {
                 cfg.run_dir = d;

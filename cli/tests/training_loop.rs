@@ -199,3 +199,52 @@ fn the_teacher_stage_makes_generation_zero_and_its_games_train_generation_one() 
     assert!(!stdout.contains("teacher:"), "the stage is done: {stdout}");
     assert_eq!(samples(2), positions(1) + positions(2));
 }
+
+/// `--from-model --keep-teacher`: generation 0 is the given model, untrained, and the
+/// teacher's games are played for generation 1's window; without the flag none are.
+#[test]
+fn a_run_from_a_model_keeps_the_teachers_games_only_when_asked() {
+    let root = tempfile::tempdir().unwrap();
+    let quick: toml::Table = toml::from_str(&std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quick.toml")).unwrap()).unwrap();
+    let (blocks, channels) = (quick["network"]["blocks"].as_integer().unwrap() as usize, quick["network"]["channels"].as_integer().unwrap() as usize);
+    let start = root.path().join("start-model");
+    neteval::save_random_model(rules::Variant::builtin("minishogi").unwrap(), &start, blocks, channels, 11).unwrap();
+    let run = |dir: &Path, keep: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_copper"));
+        c.args(["train", "--quiet", "--config"]).arg(teacher_config(dir)).arg("--run-dir").arg(dir).args(["--generations", "1", "--threads", "1"]);
+        c.arg("--from-model").arg(&start);
+        if keep {
+            c.arg("--keep-teacher");
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let positions = |d: &Path, g: u32| -> u64 {
+        shard_files(&d.join(format!("selfplay/gen-{g:04}"))).iter().map(|p| records::read_shard(p).unwrap().records.len() as u64).sum()
+    };
+    let samples = |d: &Path, g: u32| -> u64 {
+        let t: serde_json::Value = serde_json::from_slice(&std::fs::read(d.join(format!("train/gen-{g:04}.json"))).unwrap()).unwrap();
+        t["train_samples"].as_u64().unwrap() + t["validation_samples"].as_u64().unwrap()
+    };
+
+    let kept = root.path().join("kept");
+    let stdout = run(&kept, true);
+    assert!(stdout.contains("teacher: 12 games"), "{stdout}");
+    assert!(!stdout.contains("teacher training"), "generation 0 is not trained: {stdout}");
+    assert!(!kept.join("train/gen-0000.json").exists());
+    let v = rules::Variant::builtin("minishogi").unwrap();
+    let wdl = |dir: &Path| neteval::load(dir, v).unwrap().wdl(&rules::Game::new(rules::Position::start(v), None));
+    assert_eq!(wdl(&kept.join("models/gen-0000")), wdl(&start), "generation 0 is the given model");
+    assert_ne!(wdl(&kept.join("models/gen-0001")), wdl(&start), "generation 1 trained");
+    assert!(positions(&kept, 0) > 0);
+    assert_eq!(samples(&kept, 1), positions(&kept, 0) + positions(&kept, 1), "generation 1 trained on the teacher's games and its own");
+    // A second invocation resumes without replaying the games.
+    assert!(!run(&kept, true).contains("teacher:"));
+
+    let dropped = root.path().join("dropped");
+    let stdout = run(&dropped, false);
+    assert!(!stdout.contains("teacher:"), "{stdout}");
+    assert_eq!(positions(&dropped, 0), 0);
+    assert_eq!(samples(&dropped, 1), positions(&dropped, 1));
+}

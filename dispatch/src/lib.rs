@@ -17,7 +17,10 @@
 //!   — whatever worker dies, every game is counted exactly once.
 //! - `jobs/<job>/claims/<unit>/<worker>` — a hint, not a lock: a worker prefers units
 //!   nobody claimed; when every unit left is claimed (its worker may be dead) it plays
-//!   one anyway.
+//!   one anyway. A worker rewrites its claim every `CLAIM_REFRESH` (60 s) while it plays; a
+//!   claim older than `CLAIM_STALE` (5 min) by the store's clock is a departed worker's, and
+//!   its unit counts as unclaimed, so the coordinator, which counts in order, is not
+//!   kept waiting for it until the job's end.
 //! - `jobs/open/<job>` — the index of open jobs: workers list it, and then only those
 //!   jobs' keys, so an idle worker's look costs the same after a thousand finished jobs
 //!   as after none.
@@ -263,6 +266,13 @@ const RETRY_PREPARE: Duration = Duration::from_secs(60);
 /// moment mostly pick different ones, and results still arrive nearly in order.
 const UNITS_TO_SPREAD_OVER: usize = 8;
 
+/// How often a worker rewrites its claim while it plays the unit.
+const CLAIM_REFRESH: Duration = Duration::from_secs(60);
+
+/// A claim not rewritten for this long (by the store's clock: the newest key of the
+/// job) is a departed worker's.
+const CLAIM_STALE: Duration = Duration::from_secs(300);
+
 /// The USI engine commands a job's spec names: every string that is a `usi:` player spec
 /// (wherever the job kind keeps its players).
 fn usi_engines(spec: &serde_json::Value) -> BTreeSet<String> {
@@ -303,8 +313,19 @@ struct JobState {
     published: bool,
     done: bool,
     results: BTreeSet<u64>,
-    /// Unit → workers that claimed it.
-    claims: BTreeMap<u64, Vec<String>>,
+    /// Unit → workers that claimed it, and when each claim was last written.
+    claims: BTreeMap<u64, Vec<(String, std::time::SystemTime)>>,
+    /// The newest key's time: the store's "now" as far as this job shows it.
+    newest: Option<std::time::SystemTime>,
+}
+
+impl JobState {
+    /// The workers whose claim on `unit` is live (written within [`CLAIM_STALE`] of the
+    /// job's newest key).
+    fn live_claimers(&self, unit: u64) -> Vec<&str> {
+        let live = |t: &std::time::SystemTime| self.newest.and_then(|n| n.duration_since(*t).ok()).is_none_or(|age| age <= CLAIM_STALE);
+        self.claims.get(&unit).map(|c| c.iter().filter(|(_, t)| live(t)).map(|(w, _)| w.as_str()).collect()).unwrap_or_default()
+    }
 }
 
 impl JobServer {
@@ -335,6 +356,7 @@ impl JobServer {
             let Some(job) = open.key.strip_prefix("jobs/open/").filter(|j| !j.is_empty() && !j.contains('/')) else { continue };
             let s = jobs.entry(job.to_string()).or_default();
             for l in self.store.list(&format!("jobs/{job}"))? {
+                s.newest = s.newest.max(Some(l.modified));
                 let Some(what) = l.key.strip_prefix(&format!("jobs/{job}/")) else { continue };
                 match what.split_once('/') {
                     None if what == "job.json" => s.published = true,
@@ -342,7 +364,7 @@ impl JobServer {
                     Some(("results", unit)) => s.results.extend(unit_of(unit)),
                     Some(("claims", rest)) => {
                         if let (Some(unit), Some(who)) = (unit_of(rest), rest.split_once('/').map(|(_, w)| w.to_string())) {
-                            s.claims.entry(unit).or_default().push(who);
+                            s.claims.entry(unit).or_default().push((who, l.modified));
                         }
                     }
                     _ => {}
@@ -396,25 +418,49 @@ impl JobServer {
             // the job's order, because the coordinator counts results in that order (a
             // study's progress shows as its games come in, an SPRT stops with no games far
             // ahead played for nothing). Workers looking at once spread over the first few.
-            let rank = |u: &u64| match state.claims.get(u) {
-                Some(who) if who.iter().all(|w| *w == self.id) => 0,
-                None => 1,
-                Some(_) => 2,
+            // A stale claim counts as none.
+            let rank = |u: &u64| {
+                let own = state.claims.get(u).is_some_and(|c| c.iter().all(|(w, _)| *w == self.id));
+                match state.live_claimers(*u) {
+                    _ if own => 0,
+                    live if live.is_empty() => 1,
+                    _ => 2,
+                }
             };
             let best = open.iter().map(rank).min().expect("open is not empty");
             let spread = if best == 0 { 1 } else { UNITS_TO_SPREAD_OVER };
             let candidates: Vec<u64> = open.iter().filter(|u| rank(u) == best).take(spread).copied().collect();
             let worker = u64::from_str_radix(&records::run_dir::content_hash([self.id.as_bytes()])[..8], 16).unwrap_or(0);
             let unit = candidates[(worker.wrapping_add(self.played) % candidates.len() as u64) as usize];
-            self.store.put(&claim_key(&job, unit, &self.id), self.id.clone())?;
+            let claim = claim_key(&job, unit, &self.id);
+            self.store.put(&claim, self.id.clone())?;
             tracing::info!(job = %job, unit, worker = %self.id, "playing");
-            let r = prepared.play(unit).with_context(|| format!("job {job}, game {unit}"))?;
+            let r = self.while_claimed(&claim, || prepared.play(unit)).with_context(|| format!("job {job}, game {unit}"))?;
             let bytes = serde_json::to_vec(&r).context("a result as JSON")?;
             self.store.put_new(&unit_key(&job, unit), bytes)?;
             self.played += 1;
             return Ok(true);
         }
         Ok(false)
+    }
+
+    /// Runs `play`, rewriting the claim every [`CLAIM_REFRESH`] meanwhile so that it
+    /// does not go stale during a long game.
+    fn while_claimed<T>(&self, claim: &str, play: impl FnOnce() -> T) -> T {
+        let (done, wake) = std::sync::mpsc::channel::<()>();
+        let (store, id) = (self.store.clone(), self.id.clone());
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wake.recv_timeout(CLAIM_REFRESH) {
+                    if let Err(e) = store.put(claim, id.clone()) {
+                        tracing::warn!("rewriting the claim {claim}: {e:#}");
+                    }
+                }
+            });
+            let r = play();
+            drop(done);
+            r
+        })
     }
 
     /// Serves jobs until `stop` is set, looking every `poll` while there is nothing to play.
@@ -504,6 +550,32 @@ mod tests {
         assert!(w1.serve_one().unwrap());
         let now = played(&store);
         assert!(now.contains(&0) && now.contains(&30), "w1 replays its own claims first: {now:?}");
+    }
+
+    /// A claim nobody rewrote for longer than [`CLAIM_STALE`] (its worker gone for good)
+    /// does not hold its unit back: the next worker plays it first, in the job's order.
+    #[test]
+    fn a_departed_workers_claim_goes_stale_and_its_unit_is_played_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, job, _) = open_job(dir.path(), 20);
+        store.put(&claim_key(&job, 0, "gone"), "gone").unwrap();
+        store.put(&claim_key(&job, 1, "busy"), "busy").unwrap();
+        let mut w2 = JobServer::new(store.clone(), "w2", Vec::new()).unwrap();
+        assert!(w2.serve_one().unwrap());
+        assert!(!played_units(&store, &job).contains(&0), "a fresh claim is left alone");
+        // Six minutes later by the store's clock: only w2's game and the busy claim are new.
+        let root = store.local_root().unwrap().to_path_buf();
+        let past = std::time::SystemTime::now() - Duration::from_secs(360);
+        std::fs::File::options().write(true).open(root.join(claim_key(&job, 0, "gone"))).unwrap().set_modified(past).unwrap();
+        for _ in 0..=UNITS_TO_SPREAD_OVER {
+            if played_units(&store, &job).contains(&0) {
+                break;
+            }
+            assert!(w2.serve_one().unwrap());
+        }
+        let played = played_units(&store, &job);
+        assert!(played.contains(&0), "the stale claim's unit is among the first played: {played:?}");
+        assert!(!played.contains(&1), "the live claim is still left alone: {played:?}");
     }
 
     #[test]

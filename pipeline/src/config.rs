@@ -22,7 +22,9 @@ pub struct RunConfig {
     pub training: trainer::TrainerConfig,
     pub evaluation: EvaluationConfig,
     /// A trained model to start from as generation 0 (instead of the uniform search or
-    /// the teacher stage); it must have the run's variant and network.
+    /// the teacher stage); it must have the run's variant and network. With a teacher
+    /// stage as well, the teacher's games are played only for the self-play batches'
+    /// teacher share: generation 0 is this model, not trained on them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_model: Option<PathBuf>,
     /// The teacher stage before the first self-play generation (none when absent).
@@ -146,9 +148,6 @@ impl RunConfig {
         self.selfplay.validate()?;
         self.training.validate()?;
         self.teacher.validate()?;
-        if self.initial_model.is_some() && self.teacher.enabled() {
-            bail!("initial_model and a teacher stage (teacher.games > 0) both make generation 0: choose one");
-        }
         // A device this build cannot drive is refused at load time, with the feature to
         // build with; one the machine lacks, when training first touches it.
         self.training.device.device().map_err(|e| anyhow::anyhow!("training.{e}"))?;
@@ -267,12 +266,6 @@ mod tests {
         let mut c = default_config();
         c.teacher.final_lr_fraction = 0.0;
         assert!(c.validate().unwrap_err().to_string().contains("teacher.final_lr_fraction"));
-        let mut c = default_config();
-        c.initial_model = Some("models/pocket-copper".into());
-        let e = c.validate().unwrap_err().to_string();
-        assert!(e.contains("initial_model") && e.contains("teacher"), "{e}");
-        c.teacher.games = 0;
-        c.validate().unwrap();
     }
 
     /// A run directory's saved config from before `search_value_share`, the teacher

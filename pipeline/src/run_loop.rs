@@ -182,7 +182,8 @@ fn play_with_progress(
 
 /// The teacher stage: its games as shards of generation 0 (`selfplay/gen-0000/`), then
 /// generation 0's model trained on them (`teacher.steps` steps with `teacher.value_share`
-/// of the teacher's value in the value target). Done when that model exists.
+/// of the teacher's value in the value target). Done when that model exists. A run from
+/// an initial model plays the games only (for the self-play batches' teacher share).
 pub fn teacher_stage(run: &RunDir, cfg: &RunConfig, show: bool) -> Result<()> {
     if has_model(run, 0) && read_json::<TrainSummary>(&run.train_report(0))?.is_some() {
         return Ok(());
@@ -218,6 +219,9 @@ pub fn teacher_stage(run: &RunDir, cfg: &RunConfig, show: bool) -> Result<()> {
             n => format!(", {:.2} of CPU time used by {n} of the games", s.cpu_time_seconds / 3600.0),
         }
     );
+    if cfg.initial_model.is_some() {
+        return Ok(());
+    }
     let tr = train_generation_on(run, cfg, 0, teacher_shards(run), show)?;
     if let (Some(v), Some(c)) = (tr.validation, tr.calibration.as_ref()) {
         println!(
