@@ -320,11 +320,11 @@ struct JobState {
 }
 
 impl JobState {
-    /// The workers whose claim on `unit` is live (written within [`CLAIM_STALE`] of the
-    /// job's newest key).
-    fn live_claimers(&self, unit: u64) -> Vec<&str> {
+    /// Whether some claim on `unit` is live (written within [`CLAIM_STALE`] of the job's
+    /// newest key).
+    fn claimed(&self, unit: u64) -> bool {
         let live = |t: &std::time::SystemTime| self.newest.and_then(|n| n.duration_since(*t).ok()).is_none_or(|age| age <= CLAIM_STALE);
-        self.claims.get(&unit).map(|c| c.iter().filter(|(_, t)| live(t)).map(|(w, _)| w.as_str()).collect()).unwrap_or_default()
+        self.claims.get(&unit).is_some_and(|c| c.iter().any(|(_, t)| live(t)))
     }
 }
 
@@ -419,13 +419,10 @@ impl JobServer {
             // study's progress shows as its games come in, an SPRT stops with no games far
             // ahead played for nothing). Workers looking at once spread over the first few.
             // A stale claim counts as none.
-            let rank = |u: &u64| {
-                let own = state.claims.get(u).is_some_and(|c| c.iter().all(|(w, _)| *w == self.id));
-                match state.live_claimers(*u) {
-                    _ if own => 0,
-                    live if live.is_empty() => 1,
-                    _ => 2,
-                }
+            let rank = |u: &u64| match state.claims.get(u) {
+                Some(c) if c.iter().all(|(w, _)| *w == self.id) => 0,
+                _ if !state.claimed(*u) => 1,
+                _ => 2,
             };
             let best = open.iter().map(rank).min().expect("open is not empty");
             let spread = if best == 0 { 1 } else { UNITS_TO_SPREAD_OVER };
