@@ -7,8 +7,10 @@
 #   DEVICE=cuda scripts/bench-selfplay-device.sh [CONFIG] [MODEL_DIR]
 #
 # Knobs: DEVICE (cuda; `cpu` runs only the CPU half, for a check without a GPU), THREADS
-# (16), GAMES (256), GAMES_IN_FLIGHT (64 per thread). The device build is
-# `cargo build --release -p cli --features cuda` (wgpu: --features gpu).
+# (16), GAMES (256), GAMES_IN_FLIGHT (64 per thread), CPU_HALF (1; 0 skips the CPU run),
+# COPPER (a `copper` built elsewhere: the GPU machine has no Rust, scripts/gpu-session.sh
+# carries one). The device build is `cargo build --release -p cli --features cuda`
+# (wgpu: --features gpu).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 config=${1:-configs/default.toml}
@@ -21,9 +23,14 @@ features=()
 case $DEVICE in
   cuda*) features=(--features cuda) ;;
   wgpu) features=(--features gpu) ;;
+  vulkan) features=(--features vulkan) ;;
 esac
-cargo build --release -p cli --quiet "${features[@]}"
-copper=target/release/copper
+if [ -n "${COPPER:-}" ]; then
+  copper=$COPPER
+else
+  cargo build --release -p cli --quiet "${features[@]}"
+  copper=target/release/copper
+fi
 model_args=()
 [ -n "$model" ] && model_args=(--model "$model")
 tmp=$(mktemp -d)
@@ -67,6 +74,7 @@ if [ "$DEVICE" != cpu ]; then
     awk -F, '{u += $1; m = ($2 > m ? $2 : m); n++} END {if (n) printf "GPU utilisation (nvidia-smi, %d samples) mean %.0f%%, memory up to %d MiB\n", n, u / n, m}' "$tmp/smi.csv"
   fi
 fi
+[ "${CPU_HALF:-1}" = 0 ] && exit 0
 cfg=$(with cpu threads=2 selfplay.device='"cpu"')
 echo "== cpu, 2 threads"
 "$copper" bench-selfplay --config "$cfg" --games "$GAMES" "${model_args[@]}"

@@ -164,8 +164,8 @@ enum Command {
         #[arg(long)]
         threads: Option<usize>,
         /// Override the device of training and of the self-play network (training.device
-        /// and selfplay.device): cpu, cuda[:N] (a build with --features cuda) or wgpu
-        /// (--features gpu).
+        /// and selfplay.device): cpu, vulkan (a build with --features vulkan), wgpu
+        /// (--features gpu) or cuda[:N] (--features cuda).
         #[arg(long)]
         device: Option<model::DeviceSpec>,
         /// Start from this trained model (e.g. a shipped one, models/pocket-copper) as

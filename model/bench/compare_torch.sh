@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # Compare the burn network (burn-flex eval mode, folded CPU engine, burn-flex training)
 # with the identical PyTorch network on the CPU, same thread count, same run; with
-# DEVICE=cuda (or cuda:N), burn's CUDA backend against PyTorch on the same GPU.
+# DEVICE=vulkan, wgpu or cuda[:N], burn on that GPU backend against PyTorch on CUDA on the
+# same GPU (scripts/gpu-session.sh runs it on a GPU machine).
 #
 # Usage: model/bench/compare_torch.sh            (CPU)
 #        DEVICE=cuda model/bench/compare_torch.sh (GPU: builds netbench --features cuda)
-#        DEVICE=wgpu model/bench/compare_torch.sh (burn on wgpu/Vulkan, PyTorch on CUDA: the
-#          same GPU; the cuda feature's build downloads an LLVM bundle, wgpu's does not)
+#        DEVICE=vulkan model/bench/compare_torch.sh (burn on Vulkan with SPIR-V kernels,
+#          PyTorch on CUDA: the same GPU; DEVICE=wgpu: burn's WGSL kernels; the cuda
+#          feature's build downloads an LLVM bundle from GitHub, wgpu's and vulkan's do not)
 # Environment knobs: THREADS (2; 16 on a GPU), SIZES (4x48,6x64,10x128), BATCHES
 #   (1,16,64,256; on a GPU 64,256,1024,4096), TRAIN_BATCH (a comma list: 256; on a GPU
 #   256,1024), BENCH_SECONDS (3 per measurement), PLANES (100), POLICY_PLANES (140),
 #   TORCH_FOLDED=1 adds a torch.jit.freeze (BN folded) column, ROUNDS (1): repeat the
 #   whole alternation and report medians (single runs on a shared VM vary up to 2x).
+#   DTYPES (f32; on a GPU e.g. f32,bf16: PyTorch's autocast against burn with bf16 as the
+#   device's float type). NETBENCH: a netbench binary built elsewhere (the GPU machine has
+#   no Rust: scripts/gpu-session.sh builds it here and carries it); unset, it is built.
+#   KEEP_RAW: a file that receives the raw JSON lines as they are measured.
 #   PyTorch: the venv below, else a python3 that already has torch (the GPU machine's
 #   image), else pip installs it.
 # Placeholder encoding sizes: 100 input planes, 140 policy planes, 9x9 board.
@@ -55,9 +61,17 @@ features=()
 case $DEVICE in
   cuda*) features=(--features cuda) ;;
   wgpu) features=(--features gpu) ;;
+  vulkan) features=(--features vulkan) ;;
 esac
-echo "== building netbench ${features[*]}" >&2
-(cd "$root" && cargo build -j 1 --release -p model --bin netbench "${features[@]}") >&2
+if [ -z "${NETBENCH:-}" ]; then
+  echo "== building netbench ${features[*]}" >&2
+  (cd "$root" && cargo build -j 1 --release -p model --bin netbench "${features[@]}") >&2
+  NETBENCH=$root/target/release/netbench
+fi
+DTYPES=${DTYPES:-f32}
+# On a GPU burn's `burn` and `burn_ref` engines are the same conv2d: time one.
+burn_engines=()
+[ $gpu = 1 ] && burn_engines=(--engines burn,train)
 
 export OMP_NUM_THREADS=$THREADS MKL_NUM_THREADS=$THREADS RAYON_NUM_THREADS=$THREADS
 load1=$(cut -d' ' -f1 /proc/loadavg)
@@ -66,8 +80,10 @@ if awk "BEGIN{exit !($load1 > 0.5)}"; then
   echo "         figures will be low and noisy (torch's OpenMP threads suffer most)." >&2
 fi
 out=$(mktemp -d)
+# KEEP_RAW: the results file, written as the measurements come (a timeout keeps them).
+[ -n "${KEEP_RAW:-}" ] && ln -s "$(realpath "$KEEP_RAW")" "$out/all.jsonl"
 case $DEVICE in
-  wgpu) TORCH_DEVICE=${TORCH_DEVICE:-cuda} ;;
+  wgpu|vulkan) TORCH_DEVICE=${TORCH_DEVICE:-cuda} ;;
   *) TORCH_DEVICE=${TORCH_DEVICE:-$DEVICE} ;;
 esac
 common=(--threads "$THREADS" --batches "$BATCHES"
@@ -78,21 +94,33 @@ torch_extra=()
 # Alternate engines per size so that a change of machine load hits both alike.
 ROUNDS=${ROUNDS:-1}
 for round in $(seq 1 "$ROUNDS"); do
+for dtype in ${DTYPES//,/ }; do
 for size in ${SIZES//,/ }; do
-  echo "== $size: load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+  echo "== $size $dtype: load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
   echo "{\"load\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"size\": \"$size\", \"when\": \"before torch\"}" >> "$out/all.jsonl"
   first=1
   for tb in ${TRAIN_BATCH//,/ }; do
     # Inference once per size (with the first training batch), training per batch size.
-    if [ $first = 1 ]; then t_only=(); b_only=(); else t_only=(--no-infer); b_only=(--engines train); fi
-    "$python" -W ignore "$here/torch_net.py" --sizes "$size" --train-batch "$tb" "${common[@]}" --device "$TORCH_DEVICE" "${torch_extra[@]}" "${t_only[@]}" >> "$out/all.jsonl"
+    if [ $first = 1 ]; then t_only=(); b_only=("${burn_engines[@]}"); else t_only=(--no-infer); b_only=(--engines train); fi
+    "$python" -W ignore "$here/torch_net.py" --sizes "$size" --train-batch "$tb" "${common[@]}" --device "$TORCH_DEVICE" --dtype "$dtype" "${torch_extra[@]}" "${t_only[@]}" >> "$out/all.jsonl" \
+      || echo "== torch $size $dtype batch $tb failed (exit $?)" >&2
     echo "{\"load\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"size\": \"$size\", \"when\": \"before burn\"}" >> "$out/all.jsonl"
-    "$root/target/release/netbench" --sizes "$size" --train-batch "$tb" "${common[@]}" --device "$DEVICE" "${b_only[@]}" >> "$out/all.jsonl"
+    if ! "$NETBENCH" --sizes "$size" --train-batch "$tb" "${common[@]}" --device "$DEVICE" --dtype "$dtype" "${b_only[@]}" >> "$out/all.jsonl"; then
+      echo "== burn $size $dtype batch $tb failed" >&2
+      # A backend without bf16 (Vulkan, say) may still have f16: the row says which ran.
+      if [ "$dtype" = bf16 ]; then
+        "$NETBENCH" --sizes "$size" --train-batch "$tb" "${common[@]}" --device "$DEVICE" --dtype f16 "${b_only[@]}" \
+          | sed 's/"dtype": "f16"/"dtype": "bf16", "burn_dtype": "f16"/' >> "$out/all.jsonl" \
+          || echo "== burn $size f16 batch $tb failed too" >&2
+      fi
+    fi
     first=0
   done
+done
 done
 done
 echo "{\"load\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"when\": \"end\"}" >> "$out/all.jsonl"
 
 python3 "$here/report.py" "$out/all.jsonl"
 echo "(raw results: $out/all.jsonl)"
+true

@@ -11,6 +11,7 @@ def main(path):
     rows = defaultdict(dict)
     loads = []
     order = []
+    substitutes = set()
     for line in open(path):
         line = line.strip()
         if not line.startswith("{"):
@@ -19,25 +20,30 @@ def main(path):
         if "load" in r:
             loads.append(r)
             continue
-        key = (r["size"], r["kind"], r["batch"])
+        key = (r["size"], r["kind"], r["batch"], r.get("dtype", "f32"))
         if key not in rows:
             order.append(key)
         rows[key].setdefault(r["engine"], []).append(r["per_s"])
+        if r.get("burn_dtype"):
+            substitutes.add((r["dtype"], r["burn_dtype"]))
     rounds = max((len(x) for v in rows.values() for x in v.values()), default=0)
     rows = {k: {e: statistics.median(x) for e, x in v.items()} for k, v in rows.items()}
 
     frozen = any("torch_frozen" in v for v in rows.values())
-    head = ["size", "what", "batch", "torch/s"]
+    dtypes = len({k[3] for k in rows}) > 1
+    head = ["size", "what", "batch"] + (["dtype"] if dtypes else []) + ["torch/s"]
     if frozen:
         head.append("torch-frozen/s")
     head += ["burn-flex ref/s", "burn+conv3x3/s", "folded/s", "ref/torch", "burn/torch", "folded/torch"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
-    for key in sorted(order, key=lambda k: (int(k[0].split("x")[0]) * 1000 + int(k[0].split("x")[1]), k[1], k[2])):
-        size, kind, batch = key
+    for key in sorted(order, key=lambda k: (int(k[0].split("x")[0]) * 1000 + int(k[0].split("x")[1]), k[1], k[2], k[3])):
+        size, kind, batch, dtype = key
         v = rows[key]
         t = v.get("torch")
-        cells = [size, "inference" if kind == "infer" else "training", str(batch), f"{t:.0f}" if t else "-"]
+        cells = [size, "inference" if kind == "infer" else "training", str(batch)]
+        cells += [dtype] if dtypes else []
+        cells += [f"{t:.0f}" if t else "-"]
         if frozen:
             cells.append(f"{v['torch_frozen']:.0f}" if "torch_frozen" in v else "-")
         for e in ("burn_ref", "burn", "folded"):
@@ -48,6 +54,8 @@ def main(path):
             cells.append(f"{x / t:.2f}x" if x and t else "-")
         print("| " + " | ".join(cells) + " |")
     print()
+    for asked, ran in sorted(substitutes):
+        print(f"(burn rows marked {asked} ran in {ran}: the backend has no {asked})")
     if rounds > 1:
         print(f"(each figure: the median of {rounds} rounds)")
     for l in loads:

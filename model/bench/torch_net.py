@@ -8,6 +8,7 @@ Prints one JSON object per measurement on stdout.
 """
 
 import argparse
+import contextlib
 import json
 import time
 
@@ -88,11 +89,19 @@ def main():
     ap.add_argument("--no-infer", action="store_true")
     ap.add_argument("--folded", action="store_true", help="also time torch.jit.freeze (BN folded)")
     ap.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
+    ap.add_argument("--dtype", default="f32", choices=["f32", "bf16"],
+                    help="bf16: automatic mixed precision (torch.autocast), off the CPU only")
     args = ap.parse_args()
     global SYNC
     dev = torch.device(args.device)
     if dev.type == "cuda":
         SYNC = lambda: torch.cuda.synchronize(dev)  # noqa: E731
+        # What a PyTorch user would switch on for fixed shapes: cuDNN picks its fastest
+        # convolution per shape (the warm-up calls of `timed` run the search).
+        torch.backends.cudnn.benchmark = True
+    if args.dtype == "bf16" and dev.type == "cpu":
+        ap.error("--dtype bf16 is measured off the CPU only")
+    amp = (lambda: torch.autocast(dev.type, dtype=torch.bfloat16)) if args.dtype == "bf16" else contextlib.nullcontext
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -103,18 +112,18 @@ def main():
         net.eval()
         for batch in ([] if args.no_infer else (int(b) for b in args.batches.split(","))):
             x = (torch.rand(batch, args.planes, h, w) < 0.1).float().to(dev)
-            with torch.inference_mode():
+            with torch.inference_mode(), amp():
                 # Like burn's measurement: the input goes to the device and the output
                 # comes back every call.
                 iters, el = timed(lambda: [t.cpu() for t in net(x.cpu().to(dev))], args.seconds)
             print(json.dumps({"engine": "torch", "size": size, "kind": "infer", "batch": batch,
-                              "per_s": batch * iters / el}), flush=True)
+                              "dtype": args.dtype, "per_s": batch * iters / el}), flush=True)
             if args.folded:
                 with torch.inference_mode():
                     frozen = torch.jit.freeze(torch.jit.trace(net, x))
                     iters, el = timed(lambda: frozen(x), args.seconds)
                 print(json.dumps({"engine": "torch_frozen", "size": size, "kind": "infer",
-                                  "batch": batch, "per_s": batch * iters / el}), flush=True)
+                                  "batch": batch, "dtype": args.dtype, "per_s": batch * iters / el}), flush=True)
         if args.no_train:
             continue
         net.train()
@@ -126,14 +135,15 @@ def main():
 
         def step():
             opt.zero_grad(set_to_none=True)
-            p, v = net(x)
-            loss = -(pt * F.log_softmax(p, dim=1)).sum(1).mean() - (vt * F.log_softmax(v, dim=1)).sum(1).mean()
+            with amp():
+                p, v = net(x)
+                loss = -(pt * F.log_softmax(p.float(), dim=1)).sum(1).mean() - (vt * F.log_softmax(v.float(), dim=1)).sum(1).mean()
             loss.backward()
             opt.step()
 
         iters, el = timed(step, args.seconds)
         print(json.dumps({"engine": "torch", "size": size, "kind": "train", "batch": b,
-                          "per_s": b * iters / el}), flush=True)
+                          "dtype": args.dtype, "per_s": b * iters / el}), flush=True)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,11 @@
 //! | CPU training          | [`cpu_train_device`]  | `Device::flex().autodiff()`    |
 //! | GPU inference (`gpu`) | `gpu_device`          | `Device::wgpu(DefaultDevice)`  |
 //! | GPU training (`gpu`)  | `gpu_train_device`    | `gpu_device().autodiff()`      |
+//! | Vulkan (`vulkan`)     | `DeviceSpec::Vulkan`  | `Device::vulkan(DefaultDevice)`|
+//!
+//! `vulkan` is wgpu pinned to Vulkan with cubecl's SPIR-V compiler (tensor-core matrix
+//! products through cooperative matrices), where `wgpu` compiles WGSL for any adapter.
+//! Both build without downloads; `cuda` does not (docs/PERFORMANCE.md, "On a GPU").
 //!
 //! Flex is burn's pure-Rust CPU backend (features `flex`, `rayon`, `simd`). It runs
 //! its parallel work on rayon's global pool; [`init_cpu_threads`] sizes that pool.
@@ -51,7 +56,8 @@ pub fn gpu_train_device() -> Device {
 
 /// Which device trains (and, where it is not the CPU, evaluates) the network: the
 /// `device` setting of a run config and the `--device` flag. `cpu` always works;
-/// `cuda[:N]` needs a build with the `cuda` feature, `wgpu` one with the `gpu` feature.
+/// `vulkan` needs a build with the `vulkan` feature, `wgpu` one with the `gpu` feature,
+/// `cuda[:N]` one with the `cuda` feature.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum DeviceSpec {
     #[default]
@@ -60,11 +66,13 @@ pub enum DeviceSpec {
     Cuda(usize),
     /// The default wgpu adapter (Vulkan, Metal, DX12).
     Wgpu,
+    /// The default Vulkan adapter through wgpu, SPIR-V kernels.
+    Vulkan,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DeviceError {
-    #[error("device '{0}': unknown (expected cpu, cuda, cuda:N or wgpu)")]
+    #[error("device '{0}': unknown (expected cpu, cuda, cuda:N, wgpu or vulkan)")]
     Unknown(String),
     #[error("device '{spec}': this build has no {what} backend; rebuild with `--features {feature}` (e.g. cargo build --release -p cli --features {feature})")]
     NotBuilt { spec: String, what: &'static str, feature: &'static str },
@@ -79,6 +87,7 @@ impl std::str::FromStr for DeviceSpec {
         match t.as_str() {
             "cpu" => Ok(DeviceSpec::Cpu),
             "wgpu" => Ok(DeviceSpec::Wgpu),
+            "vulkan" => Ok(DeviceSpec::Vulkan),
             "cuda" => Ok(DeviceSpec::Cuda(0)),
             _ => match t.strip_prefix("cuda:").map(|n| n.parse::<usize>()) {
                 Some(Ok(n)) => Ok(DeviceSpec::Cuda(n)),
@@ -94,6 +103,7 @@ impl std::fmt::Display for DeviceSpec {
             DeviceSpec::Cpu => write!(f, "cpu"),
             DeviceSpec::Cuda(n) => write!(f, "cuda:{n}"),
             DeviceSpec::Wgpu => write!(f, "wgpu"),
+            DeviceSpec::Vulkan => write!(f, "vulkan"),
         }
     }
 }
@@ -124,6 +134,16 @@ impl DeviceSpec {
                 #[cfg(not(feature = "gpu"))]
                 {
                     Err(DeviceError::NotBuilt { spec: self.to_string(), what: "wgpu", feature: "gpu" })
+                }
+            }
+            DeviceSpec::Vulkan => {
+                #[cfg(feature = "vulkan")]
+                {
+                    Ok(Device::vulkan(burn::tensor::DeviceKind::DefaultDevice))
+                }
+                #[cfg(not(feature = "vulkan"))]
+                {
+                    Err(DeviceError::NotBuilt { spec: self.to_string(), what: "Vulkan", feature: "vulkan" })
                 }
             }
             DeviceSpec::Cuda(_index) => {
@@ -201,9 +221,11 @@ mod tests {
         assert_eq!("CUDA".parse::<DeviceSpec>(), Ok(DeviceSpec::Cuda(0)));
         assert_eq!("cuda:3".parse::<DeviceSpec>(), Ok(DeviceSpec::Cuda(3)));
         assert_eq!("wgpu".parse::<DeviceSpec>(), Ok(DeviceSpec::Wgpu));
+        assert_eq!("Vulkan".parse::<DeviceSpec>(), Ok(DeviceSpec::Vulkan));
+        assert_eq!(DeviceSpec::Vulkan.to_string(), "vulkan");
         for bad in ["gpu", "cuda:", "cuda:x", "cuda:-1", ""] {
             let e = bad.parse::<DeviceSpec>().unwrap_err();
-            assert!(e.to_string().contains("expected cpu, cuda, cuda:N or wgpu"), "{bad}: {e}");
+            assert!(e.to_string().contains("expected cpu, cuda, cuda:N, wgpu or vulkan"), "{bad}: {e}");
         }
         assert_eq!(DeviceSpec::Cuda(2).to_string(), "cuda:2");
         assert_eq!(DeviceSpec::default(), DeviceSpec::Cpu);
@@ -223,6 +245,11 @@ mod tests {
         {
             let e = DeviceSpec::Wgpu.probe().unwrap_err().to_string();
             assert!(e.contains("wgpu") && e.contains("--features gpu"), "{e}");
+        }
+        #[cfg(not(feature = "vulkan"))]
+        {
+            let e = DeviceSpec::Vulkan.probe().unwrap_err().to_string();
+            assert!(e.contains("'vulkan'") && e.contains("--features vulkan"), "{e}");
         }
     }
 }

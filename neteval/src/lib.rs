@@ -327,6 +327,31 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// `models/gpu-h200-run` was trained and self-played on an H200 through burn's Vulkan
+    /// backend (docs/results/gpu-h200-2026-11-27). On the CPU it loads, both CPU backends
+    /// agree on it, it is not the model it started from, and it plays a game to its end.
+    #[test]
+    fn a_model_trained_on_a_gpu_loads_and_plays_on_the_cpu() {
+        let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models");
+        let v = Variant::builtin("pocket-copper").unwrap();
+        let gpu_trained = load(&models.join("gpu-h200-run"), v).unwrap();
+        let through_burn = NetEvaluator::on_device(DeviceNet::load(&models.join("gpu-h200-run"), DeviceSpec::Cpu).unwrap(), v).unwrap();
+        let its_start = load(&models.join("pocket-copper"), v).unwrap();
+        let cfg = search::SearchConfig::gumbel(16).for_evaluation();
+        let mut g = Game::new(rules::Position::start(v), Some(300));
+        let mut largest_change = 0.0f32;
+        while !g.is_over() {
+            let req = [EvalRequest { state: g.clone(), moves: g.legal_moves().to_vec() }];
+            let (a, b) = (&gpu_trained.evaluate(&req)[0], &through_burn.evaluate(&req)[0]);
+            assert!((a.value - b.value).abs() < 1e-4, "ply {}: values {} and {}", g.ply(), a.value, b.value);
+            largest_change = largest_change.max((a.value - its_start.evaluate(&req)[0].value).abs());
+            let m = search::Search::with_seed(g.clone(), cfg.clone(), g.ply() as u64).run(&gpu_trained).chosen.expect("a move");
+            g.play(m).expect("the search picks a legal move");
+        }
+        assert!(g.result().is_some());
+        assert!(largest_change > 0.01, "the GPU run changed no value by more than {largest_change}");
+    }
+
     #[test]
     fn load_checks_the_tag_on_disk() {
         let dir = std::env::temp_dir().join(format!("neteval-tag-{}", std::process::id()));

@@ -78,7 +78,7 @@ pub struct SelfplayConfig {
     #[serde(default = "default_qscale")]
     pub qscale: f64,
     /// Where the self-play network runs: "cpu" (each worker its own batch, the folded
-    /// CPU kernels) or an accelerator ("cuda", "cuda:N", "wgpu"), which the workers share
+    /// CPU kernels) or an accelerator ("vulkan", "wgpu", "cuda", "cuda:N"), which the workers share
     /// through a batching queue. Parsed and checked by the pipeline (`model::DeviceSpec`).
     #[serde(default = "cpu")]
     pub device: String,

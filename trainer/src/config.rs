@@ -47,8 +47,8 @@ pub struct TrainerConfig {
     pub mirror: bool,
     /// Steps between checkpoints within a generation.
     pub checkpoint_every: u32,
-    /// The device that trains: `cpu`, `cuda[:N]` (a build with `--features cuda`) or
-    /// `wgpu` (`--features gpu`). Missing in older configs: `cpu`.
+    /// The device that trains: `cpu`, `vulkan` (a build with `--features vulkan`), `wgpu`
+    /// (`--features gpu`) or `cuda[:N]` (`--features cuda`). Missing in older configs: `cpu`.
     #[serde(default)]
     pub device: model::DeviceSpec,
 }

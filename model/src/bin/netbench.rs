@@ -1,15 +1,19 @@
-//! Throughput benchmark of the network on the CPU (burn-flex and the folded engine).
+//! Throughput benchmark of the network on the CPU (burn-flex and the folded engine) or a
+//! GPU (`--device`).
 //!
 //! Prints one JSON object per measurement (same schema as `bench/torch_net.py`):
-//! `{"engine", "size", "kind": "infer"|"train", "batch", "per_s"}`.
+//! `{"engine", "size", "kind": "infer"|"train", "batch", "device", "dtype", "per_s"}`.
 //!
 //! ```text
 //! netbench [--threads 2] [--sizes 6x64,4x48] [--batches 1,16,64,256] [--train-batch 256]
 //!          [--seconds 3] [--planes 100] [--policy-planes 140] [--height 9] [--width 9]
-//!          [--engines burn,burn_ref,folded,train,train_ref] [--device cpu|cuda[:N]|wgpu]
+//!          [--engines burn,burn_ref,folded,train,train_ref] [--device cpu|vulkan|wgpu|cuda[:N]]
+//!          [--dtype f32|f16|bf16]
 //!
-//! `--device` puts `burn`, `burn_ref`, `train` and `train_ref` on that device (a `cuda`
-//! or `gpu` build; each measurement reads its result back, so the device has finished);
+//! `--dtype` makes that the device's float type (burn's `Device::configure`: every tensor,
+//! the weights and activations included, in half precision; off the CPU only).
+//! `--device` puts `burn`, `burn_ref`, `train` and `train_ref` on that device (a `vulkan`,
+//! `gpu` or `cuda` build; each measurement reads its result back, so the device has finished);
 //! `folded` is CPU-only and skipped there.
 //! Engines: `burn` = `Net::forward` on burn-flex (with the conv3x3 extension), `burn_ref` =
 //! `Net::forward_reference` (burn-flex's own conv2d), `folded` = `InferenceNet` (Winograd),
@@ -38,6 +42,7 @@ struct Args {
     width: usize,
     engines: Vec<String>,
     device: DeviceSpec,
+    dtype: &'static str,
 }
 
 fn parse_args() -> Args {
@@ -53,6 +58,7 @@ fn parse_args() -> Args {
         width: 9,
         engines: ["burn", "burn_ref", "folded", "train", "train_ref"].map(String::from).to_vec(),
         device: DeviceSpec::Cpu,
+        dtype: "f32",
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -80,6 +86,14 @@ fn parse_args() -> Args {
             "--width" => a.width = val.parse().expect("width"),
             "--engines" => a.engines = val.split(',').map(String::from).collect(),
             "--device" => a.device = val.parse().unwrap_or_else(|e| panic!("{e}")),
+            "--dtype" => {
+                a.dtype = match val.as_str() {
+                    "f32" => "f32",
+                    "f16" => "f16",
+                    "bf16" => "bf16",
+                    other => panic!("--dtype {other}: expected f32, f16 or bf16"),
+                }
+            }
             other => panic!("unknown argument {other}"),
         }
         i += 2;
@@ -103,8 +117,9 @@ fn timed(seconds: f64, mut f: impl FnMut()) -> (usize, f64) {
     }
 }
 
-fn report(engine: &str, size: &str, kind: &str, batch: usize, per_s: f64) {
-    println!("{{\"engine\": \"{engine}\", \"size\": \"{size}\", \"kind\": \"{kind}\", \"batch\": {batch}, \"per_s\": {per_s:.2}}}");
+fn report(a: &Args, engine: &str, size: &str, kind: &str, batch: usize, per_s: f64) {
+    let (device, dtype) = (a.device, a.dtype);
+    println!("{{\"engine\": \"{engine}\", \"size\": \"{size}\", \"kind\": \"{kind}\", \"batch\": {batch}, \"device\": \"{device}\", \"dtype\": \"{dtype}\", \"per_s\": {per_s:.2}}}");
 }
 
 fn random_input(rng: &mut impl Rng, len: usize) -> Vec<f32> {
@@ -129,7 +144,16 @@ fn main() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(0);
     let on_cpu = a.device == DeviceSpec::Cpu;
     let has = |e: &str| a.engines.iter().any(|x| x == e) && (on_cpu || !e.starts_with("folded"));
-    let device = a.device.device().unwrap_or_else(|e| panic!("{e}"));
+    let mut device = a.device.device().unwrap_or_else(|e| panic!("{e}"));
+    let half = match a.dtype {
+        "f16" => Some(burn::tensor::FloatDType::F16),
+        "bf16" => Some(burn::tensor::FloatDType::BF16),
+        _ => None,
+    };
+    if let Some(dtype) = half {
+        assert!(!on_cpu, "--dtype {}: half precision is measured off the CPU only", a.dtype);
+        device.configure(dtype).unwrap_or_else(|e| panic!("--dtype {}: {e:?}", a.dtype));
+    }
     let train_device = device.clone().autodiff();
 
     for &(blocks, channels) in &a.sizes {
@@ -150,7 +174,7 @@ fn main() {
                     }
                     std::hint::black_box(out.value.into_data());
                 });
-                report("burn", &size, "infer", batch, (batch * iters) as f64 / el);
+                report(&a, "burn", &size, "infer", batch, (batch * iters) as f64 / el);
             }
             if has("burn_ref") {
                 let (iters, el) = timed(a.seconds, || {
@@ -158,7 +182,7 @@ fn main() {
                     let out = net.forward_reference(x);
                     std::hint::black_box(out.value.into_data());
                 });
-                report("burn_ref", &size, "infer", batch, (batch * iters) as f64 / el);
+                report(&a, "burn_ref", &size, "infer", batch, (batch * iters) as f64 / el);
             }
             for (engine, net) in [("folded", &folded), ("folded_im2col", &folded_im2col)] {
                 if !has(engine) {
@@ -170,7 +194,7 @@ fn main() {
                     net.forward_into(&input, batch, &mut policy, &mut value);
                     std::hint::black_box(&value);
                 });
-                report(engine, &size, "infer", batch, (batch * iters) as f64 / el);
+                report(&a, engine, &size, "infer", batch, (batch * iters) as f64 / el);
             }
         }
 
@@ -189,7 +213,7 @@ fn main() {
                     std::hint::black_box(stats);
                     net = Some(n);
                 });
-                report("burn", &size, "train", b, (b * iters) as f64 / el);
+                report(&a, "burn", &size, "train", b, (b * iters) as f64 / el);
             }
             if has("train_ref") {
                 // Same step as TrainStep, with burn's own conv2d (no conv3x3 extension).
@@ -206,7 +230,7 @@ fn main() {
                     std::hint::black_box(l.total.into_scalar::<f32>());
                     net = Some(n);
                 });
-                report("burn_ref", &size, "train", b, (b * iters) as f64 / el);
+                report(&a, "burn_ref", &size, "train", b, (b * iters) as f64 / el);
             }
         }
     }
