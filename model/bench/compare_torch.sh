@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Compare the burn network (burn-flex eval mode, folded CPU engine, burn-flex training)
 # with the identical PyTorch network on the CPU, same thread count, same run; with
-# DEVICE=vulkan, wgpu or cuda[:N], burn on that GPU backend against PyTorch on CUDA on the
-# same GPU (scripts/gpu-session.sh runs it on a GPU machine).
+# DEVICE=vulkan, wgpu, cuda[:N] or libtorch[:N], burn on that GPU backend against PyTorch on
+# CUDA on the same GPU (scripts/gpu-session.sh runs it on a GPU machine).
 #
 # Usage: model/bench/compare_torch.sh            (CPU)
 #        DEVICE=cuda model/bench/compare_torch.sh (GPU: builds netbench --features cuda)
@@ -62,6 +62,7 @@ case $DEVICE in
   cuda*) features=(--features cuda) ;;
   wgpu) features=(--features gpu) ;;
   vulkan) features=(--features vulkan) ;;
+  libtorch*) features=(--features tch) ;;  # and LIBTORCH=...: see scripts/gpu-session.sh
 esac
 if [ -z "${NETBENCH:-}" ]; then
   echo "== building netbench ${features[*]}" >&2
@@ -83,7 +84,8 @@ out=$(mktemp -d)
 # KEEP_RAW: the results file, written as the measurements come (a timeout keeps them).
 [ -n "${KEEP_RAW:-}" ] && ln -s "$(realpath "$KEEP_RAW")" "$out/all.jsonl"
 case $DEVICE in
-  wgpu|vulkan) TORCH_DEVICE=${TORCH_DEVICE:-cuda} ;;
+  wgpu|vulkan|libtorch) TORCH_DEVICE=${TORCH_DEVICE:-cuda} ;;
+  libtorch:*) TORCH_DEVICE=${TORCH_DEVICE:-cuda:${DEVICE#libtorch:}} ;;
   *) TORCH_DEVICE=${TORCH_DEVICE:-$DEVICE} ;;
 esac
 common=(--threads "$THREADS" --batches "$BATCHES"

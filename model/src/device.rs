@@ -68,11 +68,13 @@ pub enum DeviceSpec {
     Wgpu,
     /// The default Vulkan adapter through wgpu, SPIR-V kernels.
     Vulkan,
+    /// CUDA device index N through LibTorch (`libtorch` = `libtorch:0`).
+    LibTorch(usize),
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DeviceError {
-    #[error("device '{0}': unknown (expected cpu, cuda, cuda:N, wgpu or vulkan)")]
+    #[error("device '{0}': unknown (expected cpu, cuda, cuda:N, wgpu, vulkan, libtorch or libtorch:N)")]
     Unknown(String),
     #[error("device '{spec}': this build has no {what} backend; rebuild with `--features {feature}` (e.g. cargo build --release -p cli --features {feature})")]
     NotBuilt { spec: String, what: &'static str, feature: &'static str },
@@ -89,10 +91,17 @@ impl std::str::FromStr for DeviceSpec {
             "wgpu" => Ok(DeviceSpec::Wgpu),
             "vulkan" => Ok(DeviceSpec::Vulkan),
             "cuda" => Ok(DeviceSpec::Cuda(0)),
-            _ => match t.strip_prefix("cuda:").map(|n| n.parse::<usize>()) {
-                Some(Ok(n)) => Ok(DeviceSpec::Cuda(n)),
-                _ => Err(DeviceError::Unknown(s.to_string())),
-            },
+            "libtorch" => Ok(DeviceSpec::LibTorch(0)),
+            _ => {
+                let index = |prefix: &str| t.strip_prefix(prefix).and_then(|n| n.parse::<usize>().ok());
+                if let Some(n) = index("cuda:") {
+                    Ok(DeviceSpec::Cuda(n))
+                } else if let Some(n) = index("libtorch:") {
+                    Ok(DeviceSpec::LibTorch(n))
+                } else {
+                    Err(DeviceError::Unknown(s.to_string()))
+                }
+            }
         }
     }
 }
@@ -104,6 +113,7 @@ impl std::fmt::Display for DeviceSpec {
             DeviceSpec::Cuda(n) => write!(f, "cuda:{n}"),
             DeviceSpec::Wgpu => write!(f, "wgpu"),
             DeviceSpec::Vulkan => write!(f, "vulkan"),
+            DeviceSpec::LibTorch(n) => write!(f, "libtorch:{n}"),
         }
     }
 }
@@ -144,6 +154,20 @@ impl DeviceSpec {
                 #[cfg(not(feature = "vulkan"))]
                 {
                     Err(DeviceError::NotBuilt { spec: self.to_string(), what: "Vulkan", feature: "vulkan" })
+                }
+            }
+            DeviceSpec::LibTorch(_index) => {
+                #[cfg(feature = "tch")]
+                {
+                    // burn-tch is deprecated in favour of cubecl's backends, but it is the
+                    // one GPU backend here that runs PyTorch's own (cuDNN) kernels.
+                    #[allow(deprecated)]
+                    let device = Device::libtorch_cuda(_index);
+                    Ok(device)
+                }
+                #[cfg(not(feature = "tch"))]
+                {
+                    Err(DeviceError::NotBuilt { spec: self.to_string(), what: "LibTorch", feature: "tch" })
                 }
             }
             DeviceSpec::Cuda(_index) => {
@@ -223,9 +247,12 @@ mod tests {
         assert_eq!("wgpu".parse::<DeviceSpec>(), Ok(DeviceSpec::Wgpu));
         assert_eq!("Vulkan".parse::<DeviceSpec>(), Ok(DeviceSpec::Vulkan));
         assert_eq!(DeviceSpec::Vulkan.to_string(), "vulkan");
-        for bad in ["gpu", "cuda:", "cuda:x", "cuda:-1", ""] {
+        assert_eq!("libtorch".parse::<DeviceSpec>(), Ok(DeviceSpec::LibTorch(0)));
+        assert_eq!("libtorch:1".parse::<DeviceSpec>(), Ok(DeviceSpec::LibTorch(1)));
+        assert_eq!(DeviceSpec::LibTorch(0).to_string(), "libtorch:0");
+        for bad in ["gpu", "cuda:", "cuda:x", "cuda:-1", "libtorch:", "torch", ""] {
             let e = bad.parse::<DeviceSpec>().unwrap_err();
-            assert!(e.to_string().contains("expected cpu, cuda, cuda:N, wgpu or vulkan"), "{bad}: {e}");
+            assert!(e.to_string().contains("expected cpu, cuda, cuda:N, wgpu, vulkan, libtorch or libtorch:N"), "{bad}: {e}");
         }
         assert_eq!(DeviceSpec::Cuda(2).to_string(), "cuda:2");
         assert_eq!(DeviceSpec::default(), DeviceSpec::Cpu);
@@ -250,6 +277,11 @@ mod tests {
         {
             let e = DeviceSpec::Vulkan.probe().unwrap_err().to_string();
             assert!(e.contains("'vulkan'") && e.contains("--features vulkan"), "{e}");
+        }
+        #[cfg(not(feature = "tch"))]
+        {
+            let e = DeviceSpec::LibTorch(0).probe().unwrap_err().to_string();
+            assert!(e.contains("'libtorch:0'") && e.contains("--features tch"), "{e}");
         }
     }
 }
