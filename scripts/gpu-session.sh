@@ -21,9 +21,11 @@
 #      utilisation;
 #   4. a short real run of the default Pocket Shogi Copper preset from the shipped model,
 #      trainer and self-play on the GPU; its last model comes back in results.tar.gz.
-# Knobs: OUT (data/gpu-session), COMPARE_S (210), SELFPLAY_S (100), TRAIN_S (200),
-# TRAIN_GENERATIONS (3), SKIP (comma list of step names: compare, selfplay, train), GAMES
-# (512), GAMES_IN_FLIGHT (64), BENCH_SECONDS (2), DEVICES.
+# Knobs (defaults as run on an H200, 2026-11-27): OUT (data/gpu-session), DEVICES, SKIP (a
+# comma list of steps: compare, selfplay, train), COMPARE_S (195), BENCH_SECONDS (1),
+# SELFPLAY_S (110), GAMES (640), GAMES_IN_FLIGHT (40), TRAIN_S (165), TRAIN_GENERATIONS (2).
+# All steps take about nine minutes; one device call may take ten, so a 15-minute lease runs
+# two: `SKIP=selfplay,train` and then `SKIP=compare` (the probe is repeated, ~10 s).
 #
 # LibTorch (TCH=1): burn-tch links the libtorch of PyTorch 2.11.0+cu130, the GPU machine's
 # own, so that it loads there; prepare downloads that wheel (530 MB, once, into
@@ -132,8 +134,8 @@ run() {
   if [[ $skip != *,compare,* ]]; then
     echo "== compare $(date -u +%T)"
     DEVICE=$DEV NETBENCH=$netbench SIZES=4x48,10x128 BATCHES=256,1024 TRAIN_BATCH=256,1024 \
-      DTYPES=f32,bf16 BENCH_SECONDS=${BENCH_SECONDS:-2} KEEP_RAW=$res/compare.jsonl \
-      timeout "${COMPARE_S:-210}" model/bench/compare_torch.sh
+      DTYPES=f32,bf16 BENCH_SECONDS=${BENCH_SECONDS:-1} KEEP_RAW=$res/compare.jsonl \
+      timeout "${COMPARE_S:-195}" model/bench/compare_torch.sh
     python3 model/bench/report.py "$res/compare.jsonl" | tee "$res/compare.md"
     # The other burn GPU backends that came up, briefly, f32 only.
     for d in "${working[@]}"; do
@@ -148,8 +150,8 @@ run() {
 
   if [[ $skip != *,selfplay,* ]]; then
     echo "== selfplay $(date -u +%T)"
-    DEVICE=$DEV COPPER=$copper CPU_HALF=0 THREADS=16 GAMES=${GAMES:-512} GAMES_IN_FLIGHT=${GAMES_IN_FLIGHT:-64} \
-      timeout "${SELFPLAY_S:-100}" scripts/bench-selfplay-device.sh configs/default.toml models/pocket-copper \
+    DEVICE=$DEV COPPER=$copper CPU_HALF=0 THREADS=16 GAMES=${GAMES:-640} GAMES_IN_FLIGHT=${GAMES_IN_FLIGHT:-40} \
+      timeout "${SELFPLAY_S:-110}" scripts/bench-selfplay-device.sh configs/default.toml models/pocket-copper \
       2>&1 | tee "$res/selfplay.log"
   fi
 
@@ -159,8 +161,8 @@ run() {
     rm -rf "$run"
     nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits -lms 500 > "$res/train-smi.csv" 2>/dev/null &
     local smi=$!
-    timeout "${TRAIN_S:-200}" "$copper" train --config configs/default.toml --from-model models/pocket-copper \
-      --device "$DEV" --threads 16 --generations "${TRAIN_GENERATIONS:-3}" --run-dir "$run" --quiet \
+    timeout "${TRAIN_S:-165}" "$copper" train --config configs/default.toml --from-model models/pocket-copper \
+      --device "$DEV" --threads 16 --generations "${TRAIN_GENERATIONS:-2}" --run-dir "$run" --quiet \
       2>&1 | tee "$res/train.log"
     kill "$smi" 2>/dev/null
     cp "$run/summary.tsv" "$run/config.toml" "$res/" 2>/dev/null
