@@ -13,8 +13,8 @@
 //! | GPU training (`gpu`)  | `gpu_train_device`    | `gpu_device().autodiff()`      |
 //! | Vulkan (`vulkan`)     | `DeviceSpec::Vulkan`  | `Device::vulkan(DefaultDevice)`|
 //!
-//! `vulkan` is wgpu pinned to Vulkan with cubecl's SPIR-V compiler (tensor-core matrix
-//! products through cooperative matrices), where `wgpu` compiles WGSL for any adapter.
+//! `vulkan` is wgpu pinned to Vulkan with cubecl's SPIR-V compiler (cooperative-matrix
+//! products where the driver has them), where `wgpu` compiles WGSL for any adapter.
 //! Both build without downloads; `cuda` does not (docs/PERFORMANCE.md, "On a GPU").
 //!
 //! Flex is burn's pure-Rust CPU backend (features `flex`, `rayon`, `simd`). It runs
