@@ -7,14 +7,14 @@
 //! ```text
 //! netbench [--threads 2] [--sizes 6x64,4x48] [--batches 1,16,64,256] [--train-batch 256]
 //!          [--seconds 3] [--planes 100] [--policy-planes 140] [--height 9] [--width 9]
-//!          [--engines burn,burn_ref,folded,train,train_ref] [--device cpu|vulkan|wgpu|cuda[:N]]
+//!          [--engines burn,burn_ref,folded,train,train_ref] [--device cpu|vulkan|wgpu|libtorch[:N]|cuda[:N]]
 //!          [--dtype f32|f16|bf16]
 //!
 //! `--dtype` makes that the device's float type (burn's `Device::configure`: every tensor,
 //! the weights and activations included, in half precision; off the CPU only).
 //! `--device` puts `burn`, `burn_ref`, `train` and `train_ref` on that device (a `vulkan`,
-//! `gpu` or `cuda` build; each measurement reads its result back, so the device has finished);
-//! `folded` is CPU-only and skipped there.
+//! `gpu`, `tch` or `cuda` build; each measurement reads its result back, so the device has
+//! finished); `folded` is CPU-only and skipped there.
 //! Engines: `burn` = `Net::forward` on burn-flex (with the conv3x3 extension), `burn_ref` =
 //! `Net::forward_reference` (burn-flex's own conv2d), `folded` = `InferenceNet` (Winograd),
 //! `folded_im2col` = `InferenceNet` with Winograd off,
