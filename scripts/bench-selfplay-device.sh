@@ -24,6 +24,7 @@ case $DEVICE in
   cuda*) features=(--features cuda) ;;
   wgpu) features=(--features gpu) ;;
   vulkan) features=(--features vulkan) ;;
+  libtorch*) features=(--features tch) ;;  # and LIBTORCH=...: see scripts/gpu-session.sh
 esac
 if [ -n "${COPPER:-}" ]; then
   copper=$COPPER
