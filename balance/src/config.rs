@@ -55,6 +55,10 @@ pub struct StudyConfig {
     /// generations (`eval/gen-NNNN-starts.json`, written by the loop).
     #[serde(default)]
     pub run_dir: Option<PathBuf>,
+    /// The network that judges every game at the phase plies (`games.csv`'s `value_*`,
+    /// `plots/value-by-ply.svg`); default: the first checkpoint tier's network.
+    #[serde(default)]
+    pub value_model: Option<PathBuf>,
     /// Extra start comparisons, each `"A,B"` (every start is compared with `seed` anyway).
     #[serde(default)]
     pub compare: Vec<String>,
@@ -152,6 +156,7 @@ pub struct Overrides {
     pub opening_plies: Option<u32>,
     pub out_dir: Option<PathBuf>,
     pub run_dir: Option<PathBuf>,
+    pub value_model: Option<PathBuf>,
     /// Added comparisons, each `A,B`.
     pub compare: Vec<String>,
 }
@@ -226,6 +231,9 @@ impl StudyConfig {
         }
         if o.run_dir.is_some() {
             c.run_dir = o.run_dir;
+        }
+        if o.value_model.is_some() {
+            c.value_model = o.value_model;
         }
         c.compare.extend(o.compare);
         c.validate()?;

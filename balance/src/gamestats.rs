@@ -7,6 +7,7 @@
 //! Plies count from the start position, the study's random opening plies included, as
 //! `mean_plies` does: ply 1 is the first move of the game.
 
+use crate::phasevalues::{PhaseValues, VALUE_PLIES};
 use crate::report::{black_score, csv, num, StudyReport};
 use arena::runner::JobResult;
 use players::baseline::eval::Evaluator;
@@ -14,7 +15,9 @@ use rules::{Color, MoveKind, PieceKind, Position, Variant};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// The plies at which the material balance is taken (over the games that reached them).
+/// The plies at which the material balance is taken, as the mean of the balance after
+/// that ply and after the next (one position with each side to move, so that a capture
+/// not yet answered does not count as a gain), over the games that reached the next ply.
 pub const MATERIAL_PLIES: [usize; 3] = [20, 40, 80];
 
 /// Game-length buckets: (first ply, last ply or `None`, label, CSV column stem).
@@ -64,6 +67,16 @@ pub struct MaterialAt {
     pub mean: f64,
 }
 
+/// The network's mean value for Black at one ply ([`crate::phasevalues`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ValueAt {
+    pub ply: usize,
+    /// Games judged at the ply (those that went on past it).
+    pub games: u64,
+    /// Mean of P(Black wins) − P(White wins) (NaN when no game was judged there).
+    pub mean: f64,
+}
+
 /// Black's score over the games of one length bucket.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LengthBucket {
@@ -88,6 +101,8 @@ pub struct GameStats {
     /// Material balance from Black's side at [`MATERIAL_PLIES`], counted with the
     /// alpha-beta baseline's piece values (board, hand ×1.1, pocket).
     pub material: Vec<MaterialAt>,
+    /// The network's value for Black at [`VALUE_PLIES`] (empty without a value network).
+    pub value: Vec<ValueAt>,
     /// Black's score by game length ([`LENGTH_BUCKETS`]).
     pub by_length: Vec<LengthBucket>,
 }
@@ -112,8 +127,11 @@ pub struct GameFacts {
     pub black_score: f64,
     /// By colour index: Black, White.
     pub sides: [SideFacts; 2],
-    /// Black's material minus White's after each of [`MATERIAL_PLIES`] plies, where the game reached it.
-    pub material: [Option<i32>; MATERIAL_PLIES.len()],
+    /// Black's material minus White's at each of [`MATERIAL_PLIES`] (the mean over that ply
+    /// and the next), where the game reached the next.
+    pub material: [Option<f64>; MATERIAL_PLIES.len()],
+    /// The network's value for Black at [`VALUE_PLIES`], where the game was judged there.
+    pub value: [Option<f32>; VALUE_PLIES.len()],
 }
 
 /// Whether `k` is a Copper General or its promotion.
@@ -126,6 +144,7 @@ pub fn game_facts(variant: &'static Variant, evaluator: &Evaluator, start_sfen: 
     let mut pos = Position::from_sfen(variant, start_sfen).map_err(|e| format!("start {start_sfen}: {e}"))?;
     let mut sides: [SideFacts; 2] = Default::default();
     let mut material = [None; MATERIAL_PLIES.len()];
+    let mut held = None;
     for (i, text) in moves.iter().enumerate() {
         let ply = i + 1;
         let m = pos.parse_usi(text).map_err(|e| format!("ply {ply} ({text}): {e}"))?;
@@ -152,18 +171,26 @@ pub fn game_facts(variant: &'static Variant, evaluator: &Evaluator, start_sfen: 
             MoveKind::Board { .. } => {}
         }
         pos.play_unchecked(m);
-        if let Some(j) = MATERIAL_PLIES.iter().position(|&p| p == ply) {
-            material[j] = Some(evaluator.material(&pos, Color::Black) - evaluator.material(&pos, Color::White));
+        let balance = (evaluator.material(&pos, Color::Black) - evaluator.material(&pos, Color::White)) as f64;
+        if MATERIAL_PLIES.contains(&ply) {
+            held = Some(balance);
+        } else if let Some(j) = MATERIAL_PLIES.iter().position(|&p| p + 1 == ply) {
+            if let Some(at) = held.take() {
+                material[j] = Some((at + balance) / 2.0);
+            }
         }
     }
-    Ok(GameFacts { plies: moves.len(), black_score, sides, material })
+    Ok(GameFacts { plies: moves.len(), black_score, sides, material, value: [None; VALUE_PLIES.len()] })
 }
 
-/// Replays each game's record (first hand) and adds up what [`game_facts`] finds.
-pub fn of_games<'a>(games: impl IntoIterator<Item = &'a JobResult>, first_mover: Color) -> GameStats {
+/// Replays each game's record (first hand) and adds up what [`game_facts`] finds, with
+/// each game's network values from `values` (by job id; values are reported only when
+/// every game has them).
+pub fn of_games<'a>(games: impl IntoIterator<Item = &'a JobResult>, first_mover: Color, values: &PhaseValues) -> GameStats {
     let mut evaluators: Vec<(&'static Variant, Evaluator)> = Vec::new();
     let mut facts = Vec::new();
     let mut unreplayed = 0;
+    let mut all_valued = true;
     for r in games {
         let Some(hand) = r.hands.first() else {
             unreplayed += 1;
@@ -178,7 +205,15 @@ pub fn of_games<'a>(games: impl IntoIterator<Item = &'a JobResult>, first_mover:
                     evaluators.len() - 1
                 }
             };
-            game_facts(v, &evaluators[i].1, &rec.start_sfen, &rec.moves, black_score(r, first_mover))
+            let mut f = game_facts(v, &evaluators[i].1, &rec.start_sfen, &rec.moves, black_score(r, first_mover))?;
+            if let Some(vals) = values.get(&r.job.id) {
+                for (slot, &x) in f.value.iter_mut().zip(vals) {
+                    *slot = x;
+                }
+            } else {
+                all_valued = false;
+            }
+            Ok(f)
         });
         match replayed {
             Ok(f) => facts.push(f),
@@ -190,6 +225,9 @@ pub fn of_games<'a>(games: impl IntoIterator<Item = &'a JobResult>, first_mover:
     }
     let mut stats = aggregate(&facts);
     stats.unreplayed = unreplayed;
+    if !all_valued {
+        stats.value.clear();
+    }
     stats
 }
 
@@ -233,10 +271,22 @@ pub fn aggregate(facts: &[GameFacts]) -> GameStats {
         .iter()
         .enumerate()
         .map(|(j, &ply)| {
-            let values: Vec<i32> = facts.iter().filter_map(|f| f.material[j]).collect();
-            MaterialAt { ply, games: values.len() as u64, mean: mean(values.iter().map(|&x| x as f64).sum(), values.len() as u64) }
+            let values: Vec<f64> = facts.iter().filter_map(|f| f.material[j]).collect();
+            MaterialAt { ply, games: values.len() as u64, mean: mean(values.iter().sum(), values.len() as u64) }
         })
         .collect();
+    let value = if facts.iter().any(|f| f.value.iter().any(Option::is_some)) {
+        VALUE_PLIES
+            .iter()
+            .enumerate()
+            .map(|(j, &ply)| {
+                let values: Vec<f64> = facts.iter().filter_map(|f| f.value[j]).map(f64::from).collect();
+                ValueAt { ply, games: values.len() as u64, mean: mean(values.iter().sum(), values.len() as u64) }
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let by_length = LENGTH_BUCKETS
         .iter()
         .enumerate()
@@ -251,7 +301,7 @@ pub fn aggregate(facts: &[GameFacts]) -> GameStats {
             }
         })
         .collect();
-    GameStats { games: n, unreplayed: 0, black: side(Color::Black), white: side(Color::White), material, by_length }
+    GameStats { games: n, unreplayed: 0, black: side(Color::Black), white: side(Color::White), material, value, by_length }
 }
 
 /// `Rook:2 Silver:1`: the pocketed pieces, most often first.
@@ -276,6 +326,9 @@ pub fn games_csv(rep: &StudyReport) -> String {
     for (_, _, _, stem) in LENGTH_BUCKETS {
         s += &format!(",{stem}_games,{stem}_score");
     }
+    for ply in VALUE_PLIES {
+        s += &format!(",value_{ply}_games,value_{ply}");
+    }
     s.push('\n');
     for c in &rep.cells {
         let g = &c.game_stats;
@@ -291,6 +344,12 @@ pub fn games_csv(rep: &StudyReport) -> String {
         }
         for b in &g.by_length {
             s += &format!(",{},{}", b.games, num(b.black_score, 4));
+        }
+        for (j, _) in VALUE_PLIES.iter().enumerate() {
+            match g.value.get(j) {
+                Some(v) => s += &format!(",{},{}", v.games, num(v.mean, 4)),
+                None => s += ",,",
+            }
         }
         s.push('\n');
     }
@@ -345,6 +404,64 @@ pub fn score_by_length_svg(rep: &StudyReport) -> Result<Option<String>, String> 
             chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled()))).map_err(|e| err(&e))?;
         }
         chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(|e| err(&e))?;
+        root.present().map_err(|e| err(&e))?;
+    }
+    Ok(Some(text))
+}
+
+/// The network's mean value for Black by ply, one line per cell with values (an SVG
+/// text), or `None` when no cell has them.
+pub fn value_by_ply_svg(rep: &StudyReport) -> Result<Option<String>, String> {
+    use plotters::prelude::*;
+    let cells: Vec<_> = rep.cells.iter().filter(|c| c.game_stats.value.iter().any(|v| v.games > 0)).collect();
+    if cells.is_empty() {
+        return Ok(None);
+    }
+    let err = |e: &dyn std::fmt::Debug| format!("{e:?}");
+    let points =
+        |c: &crate::report::CellReport| -> Vec<(f64, f64)> { c.game_stats.value.iter().filter(|v| v.games > 0).map(|v| (v.ply as f64, v.mean)).collect() };
+    // Symmetric about 0 (a level game), wide enough for every point, at least ±0.2.
+    let reach = cells.iter().flat_map(|c| points(c)).map(|(_, y)| y.abs()).fold(0.2f64, f64::max);
+    let top = (reach * 10.0).ceil() / 10.0 + 0.05;
+    let last = *VALUE_PLIES.last().expect("plies") as f64;
+    let mut text = String::new();
+    {
+        let root = SVGBackend::with_string(&mut text, (900, 540)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption("The network's value for Black over the game", ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(56)
+            .build_cartesian_2d(-2f64..last + 2.0, -top..top)
+            .map_err(|e| err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc("ply (games still going on)")
+            .y_desc("P(Black wins) − P(White wins)")
+            .light_line_style(TRANSPARENT)
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| if y.abs() < 1e-9 { "0".into() } else { format!("{y:+.1}") })
+            .draw()
+            .map_err(|e| err(&e))?;
+        chart.draw_series(LineSeries::new([(-2.0, 0.0), (last + 2.0, 0.0)], BLACK.mix(0.4))).map_err(|e| err(&e))?;
+        for (i, c) in cells.iter().enumerate() {
+            let color = arena::plot::PALETTE[i % arena::plot::PALETTE.len()];
+            let pts = points(c);
+            chart
+                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                .map_err(|e| err(&e))?
+                .label(format!("{} · {}", c.tier, c.start))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled()))).map_err(|e| err(&e))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerLeft)
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| err(&e))?;
         root.present().map_err(|e| err(&e))?;
     }
     Ok(Some(text))
@@ -483,14 +600,34 @@ mod tests {
             first_pocket_drop: Some(8),
             first_copper_drop: Some(2),
         };
-        assert_eq!(f, GameFacts { plies: 8, black_score: 0.0, sides: [black, white], material: [None; 3] });
+        assert_eq!(f, GameFacts { plies: 8, black_score: 0.0, sides: [black, white], material: [None; 3], value: [None; VALUE_PLIES.len()] });
         let f = game_facts(variant(), &ev, SEED, &game_b(), 1.0).unwrap();
-        assert_eq!(f.material, [Some(210), Some(210), Some(210)]);
+        assert_eq!(f.material, [Some(210.0), Some(210.0), Some(210.0)]);
         assert_eq!(f.sides[1].first_copper_drop, Some(2));
         // Black's pocket is empty again at ply 3: the record does not replay.
         let bad = ["C&5e", "8b&", "C&5f"].map(String::from);
         let e = game_facts(variant(), &ev, SEED, &bad, 0.5).unwrap_err();
         assert!(e.starts_with("ply 3 (C&5f)"), "{e}");
+    }
+
+    /// White's pawn takes Black's on 3g at ply 20 and Black's knight takes it back at ply
+    /// 21: after ply 20 Black is −210 (a pawn lost from the board, one in White's hand at
+    /// ×1.1), after 21 level again. The material at ply 20 is their mean, −105: the
+    /// capture not yet answered counts half.
+    #[test]
+    fn material_at_a_ply_is_the_mean_with_the_next_one() {
+        let mut prefix = vec!["C&5e", "C*5d", "2h1h", "3c3d", "1h2h", "3d3e", "2h1h", "3e3f"];
+        for _ in 0..2 {
+            prefix.extend(["1h2h", "8b7b", "2h1h", "7b8b"]);
+        }
+        prefix.extend(["1h2h", "8b7b", "2h1h", "3f3g", "2i3g"]);
+        assert_eq!(prefix.len(), 21);
+        let moves = game(&prefix, 30);
+        let f = game_facts(variant(), &Evaluator::new(variant()), SEED, &moves, 0.5).unwrap();
+        assert_eq!(f.material, [Some(-105.0), None, None]);
+        // Stopped after ply 20, the game has no ply 21: no material at 20.
+        let f = game_facts(variant(), &Evaluator::new(variant()), SEED, &moves[..20], 0.5).unwrap();
+        assert_eq!(f.material, [None, None, None]);
     }
 
     fn first(games: u64, mean_ply: f64) -> FirstPly {
@@ -499,7 +636,7 @@ mod tests {
 
     #[test]
     fn a_cell_s_statistics_add_up_its_games() {
-        let g = of_games(&games(), Color::Black);
+        let g = of_games(&games(), Color::Black, &PhaseValues::new());
         assert_eq!((g.games, g.unreplayed), (4, 0));
         let rooks = BTreeMap::from([("Rook".to_string(), 1)]);
         let black = SideStats {
@@ -534,16 +671,16 @@ mod tests {
         // A record that does not replay is left out and counted.
         let mut bad = games();
         bad[0].hands[0].record.moves[2] = "5e5c".into();
-        let g = of_games(&bad, Color::Black);
+        let g = of_games(&bad, Color::Black, &PhaseValues::new());
         assert_eq!((g.games, g.unreplayed, g.black.first_pocket_move.games), (3, 1, 0));
         // No game: undefined means, zero counts.
-        let g = of_games(&[], Color::Black);
+        let g = of_games(&[], Color::Black, &PhaseValues::new());
         assert_eq!((g.games, g.black.first_copper_drop.games), (0, 0));
         assert!(g.black.pocket_moves_per_game.is_nan() && g.material[0].mean.is_nan());
     }
 
     /// The report of a one-cell study holding the four games.
-    fn report() -> StudyReport {
+    fn report(phase_values: &PhaseValues) -> StudyReport {
         let registry: Registry = serde_json::from_value(serde_json::json!({
             "variant": "pocket-copper", "seed": 1, "max_plies": 0, "opening_plies": 0, "games_per_cell": 4,
             "options": {}, "noise": {}, "tiers": [{ "name": "t", "spec": "random" }],
@@ -561,13 +698,14 @@ mod tests {
             comparisons: Vec::new(),
             views: &views,
             generations: Vec::new(),
+            phase_values,
         };
         build(input, &games())
     }
 
     #[test]
     fn the_csv_the_json_and_the_plot_carry_them() {
-        let rep = report();
+        let rep = report(&PhaseValues::new());
         let csv = games_csv(&rep);
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines.len(), 2);
@@ -631,5 +769,71 @@ mod tests {
         assert!(std::fs::read_to_string(dir.path().join("plots/score-by-length.svg")).unwrap().contains("<svg"));
         let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.path().join("summary.json")).unwrap()).unwrap();
         assert_eq!(summary["cells"][0]["game_stats"], *g);
+    }
+
+    /// Hand-made network values of the four games (exact in binary, so the means are too):
+    /// A (8 plies) and D (2) are judged at ply 0 only, C (70) up to ply 60, B (170) at
+    /// every ply.
+    fn hand_made_values() -> PhaseValues {
+        let n = VALUE_PLIES.len();
+        let mut a = vec![None; n];
+        a[0] = Some(0.25);
+        let mut b = vec![Some(0.5); n];
+        b[n - 1] = Some(0.75);
+        let mut c = vec![None; n];
+        c[0] = Some(0.25);
+        for v in &mut c[1..6] {
+            *v = Some(-0.25);
+        }
+        let mut d = vec![None; n];
+        d[0] = Some(0.0);
+        PhaseValues::from([(0, a), (1, b), (2, c), (3, d)])
+    }
+
+    #[test]
+    fn the_network_s_values_are_averaged_over_the_games_judged_at_each_ply() {
+        let g = of_games(&games(), Color::Black, &hand_made_values());
+        let value: Vec<(usize, u64, f64)> = g.value.iter().map(|v| (v.ply, v.games, v.mean)).collect();
+        // Ply 0: (0.25 + 0.5 + 0.25 + 0) / 4; plies 10–60: B and C, (0.5 − 0.25) / 2; then B alone.
+        assert_eq!(
+            value,
+            [
+                (0, 4, 0.25),
+                (10, 2, 0.125),
+                (20, 2, 0.125),
+                (30, 2, 0.125),
+                (40, 2, 0.125),
+                (60, 2, 0.125),
+                (80, 1, 0.5),
+                (100, 1, 0.5),
+                (120, 1, 0.5),
+                (160, 1, 0.75)
+            ]
+        );
+        // A game without values: the cell reports none rather than a mean over some games.
+        let mut partial = hand_made_values();
+        partial.remove(&2);
+        assert!(of_games(&games(), Color::Black, &partial).value.is_empty());
+        assert!(of_games(&games(), Color::Black, &PhaseValues::new()).value.is_empty());
+
+        let rep = report(&hand_made_values());
+        let csv = games_csv(&rep);
+        let lines: Vec<&str> = csv.lines().collect();
+        let row: BTreeMap<&str, &str> = lines[0].split(',').zip(lines[1].split(',')).collect();
+        assert_eq!(lines[0].split(',').count(), lines[1].split(',').count());
+        for (column, value) in
+            [("value_0_games", "4"), ("value_0", "0.2500"), ("value_10_games", "2"), ("value_10", "0.1250"), ("value_80_games", "1"), ("value_160", "0.7500")]
+        {
+            assert_eq!(row.get(column), Some(&value), "{column}");
+        }
+        let svg = value_by_ply_svg(&rep).unwrap().unwrap();
+        assert!(svg.contains("<svg") && svg.contains("t · seed") && svg.contains("over the game"), "{svg}");
+        // Without values: empty columns and no plot.
+        let rep = report(&PhaseValues::new());
+        let csv = games_csv(&rep);
+        let lines: Vec<&str> = csv.lines().collect();
+        let row: BTreeMap<&str, &str> = lines[0].split(',').zip(lines[1].split(',')).collect();
+        assert_eq!((row.get("value_0_games"), row.get("value_0")), (Some(&""), Some(&"")));
+        assert!(value_by_ply_svg(&rep).unwrap().is_none());
     }
 }

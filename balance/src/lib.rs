@@ -16,6 +16,7 @@
 //! - [`study`]: the jobs of each cell and playing them through the arena's runner;
 //! - [`stats`]: intervals, the two-sample test and games-per-cell arithmetic;
 //! - [`netview`]: the network's value of each start (per tier, and over a run's generations);
+//! - [`phasevalues`]: a network's value of every game over its phases;
 //! - [`gamestats`]: what the pocket and the Copper do in each cell's games;
 //! - [`report`]: the table, `summary.json`, CSVs and game records;
 //! - [`plots`]: the SVG plots.
@@ -24,6 +25,7 @@ pub mod config;
 pub mod error;
 pub mod gamestats;
 pub mod netview;
+pub mod phasevalues;
 pub mod plots;
 pub mod registry;
 pub mod report;
@@ -41,6 +43,7 @@ use registry::Registry;
 use report::{ReportInput, StartInfo, TierInfo};
 use rules::Position;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// Runs (or resumes, or extends) the study `cfg` describes in its output directory, and
 /// writes and returns its report.
@@ -60,6 +63,11 @@ pub fn run_study(cfg: &StudyConfig, opts: &RunOptions) -> Result<StudyReport, Ba
     let factories = study::factories(cfg, &tiers)?;
     let max_plies = (cfg.max_plies > 0).then_some(cfg.max_plies);
     let views = netview::tier_views(&tiers, &starts, variant, max_plies)?;
+    let value_model = cfg.value_model.clone().or_else(|| tiers.iter().find_map(|t| t.checkpoint().map(Path::to_path_buf)));
+    let value_net = match &value_model {
+        Some(m) => Some(neteval::load(m, variant).map_err(|e| BalanceError::Network(format!("value_model {}: {e}", m.display())))?),
+        None => None,
+    };
     let generations = match &cfg.run_dir {
         Some(run) => netview::run_start_values(run)?,
         None => Vec::new(),
@@ -102,6 +110,10 @@ pub fn run_study(cfg: &StudyConfig, opts: &RunOptions) -> Result<StudyReport, Ba
         .flat_map(|t| all_starts.iter().map(move |s| (t.name.clone(), s.name.clone())))
         .filter(|(t, s)| registry.cell_index(t, s).is_some() && (current(t, s) || (played.tiers.contains(t) && played.starts.contains(s))))
         .collect();
+    let phase_values = match (&value_model, &value_net) {
+        (Some(m), Some(net)) => phasevalues::update(&dir, m, net, variant, max_plies, &all)?,
+        _ => phasevalues::read(&dir)?.map(|(_, v)| v).unwrap_or_default(),
+    };
     let input = ReportInput {
         name: &cfg.name,
         registry: &registry,
@@ -112,6 +124,7 @@ pub fn run_study(cfg: &StudyConfig, opts: &RunOptions) -> Result<StudyReport, Ba
         comparisons: cfg.comparisons()?,
         views: &views,
         generations,
+        phase_values: &phase_values,
     };
     let rep = report::build(input, &all);
     report::write_files(&dir, &rep)?;

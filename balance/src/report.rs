@@ -9,6 +9,7 @@
 use crate::error::{io_err, BalanceError};
 use crate::gamestats::{self, GameStats};
 use crate::netview::NetView;
+use crate::phasevalues::PhaseValues;
 use crate::registry::{Registry, CELL_STRIDE};
 use crate::stats::{two_sample_test, BlackTally, CellStats, Difference, CONFIDENCE};
 use arena::runner::JobResult;
@@ -103,6 +104,8 @@ pub struct ReportInput<'a> {
     pub comparisons: Vec<(String, String)>,
     pub views: &'a BTreeMap<String, BTreeMap<String, NetView>>,
     pub generations: Vec<StartValues>,
+    /// The network's value of each game over its phases (empty: none).
+    pub phase_values: &'a PhaseValues,
 }
 
 /// The first mover's score of one game: 1, ½ or 0.
@@ -150,7 +153,7 @@ pub fn build(input: ReportInput, results: &[JobResult]) -> StudyReport {
             mean_plies: if games.is_empty() { f64::NAN } else { plies as f64 / games.len() as f64 },
             endings,
             net: input.views.get(tier).and_then(|v| v.get(start)).copied(),
-            game_stats: gamestats::of_games(games.iter().copied(), mover),
+            game_stats: gamestats::of_games(games.iter().copied(), mover, input.phase_values),
         });
     }
     let tier_names: Vec<String> = {
@@ -394,7 +397,7 @@ pub fn write_game_records(dir: &Path, rep: &StudyReport, results: &[JobResult]) 
 }
 
 /// Writes `summary.json`, `cells.csv`, `comparisons.csv`, `games.csv`,
-/// `plots/score-by-length.svg` and (with generations) `start-values.csv`.
+/// `plots/score-by-length.svg`, `plots/value-by-ply.svg` (with phase values) and (with generations) `start-values.csv`.
 pub fn write_files(dir: &Path, rep: &StudyReport) -> Result<(), BalanceError> {
     let write = |name: &str, bytes: &[u8]| {
         let path = dir.join(name);
@@ -405,14 +408,16 @@ pub fn write_files(dir: &Path, rep: &StudyReport) -> Result<(), BalanceError> {
     write("cells.csv", cells_csv(rep).as_bytes())?;
     write("comparisons.csv", comparisons_csv(rep).as_bytes())?;
     write("games.csv", gamestats::games_csv(rep).as_bytes())?;
-    let plot = dir.join("plots").join("score-by-length.svg");
-    match gamestats::score_by_length_svg(rep) {
-        Ok(Some(svg)) => {
-            std::fs::create_dir_all(dir.join("plots")).map_err(io_err(&dir.join("plots")))?;
-            records::write_atomic(&plot, svg.as_bytes()).map_err(io_err(&plot))?;
+    for (name, svg) in [("score-by-length.svg", gamestats::score_by_length_svg(rep)), ("value-by-ply.svg", gamestats::value_by_ply_svg(rep))] {
+        let plot = dir.join("plots").join(name);
+        match svg {
+            Ok(Some(svg)) => {
+                std::fs::create_dir_all(dir.join("plots")).map_err(io_err(&dir.join("plots")))?;
+                records::write_atomic(&plot, svg.as_bytes()).map_err(io_err(&plot))?;
+            }
+            Ok(None) => {}
+            Err(problem) => return Err(BalanceError::Plot { path: plot.display().to_string(), problem }),
         }
-        Ok(None) => {}
-        Err(problem) => return Err(BalanceError::Plot { path: plot.display().to_string(), problem }),
     }
     if !rep.generations.is_empty() {
         write("start-values.csv", start_values_csv(&rep.generations).as_bytes())?;

@@ -270,6 +270,11 @@ fn bad_inputs_get_clear_errors() {
     c.tiers = vec!["checkpoint:/nonexistent/gen-0001,sims=2,name=net".into()];
     let e = err_of(&c);
     assert!(e.contains("/nonexistent/gen-0001") && e.contains("net"), "{e}");
+    // So is a value network that does not load.
+    let mut c = tiny(&dir, 1);
+    c.value_model = Some("/nonexistent/value-net".into());
+    let e = err_of(&c);
+    assert!(e.contains("value_model /nonexistent/value-net"), "{e}");
 
     // Nothing above created the study.
     assert!(!dir.exists());
@@ -385,6 +390,20 @@ fn checkpoint_tiers_report_the_networks_view_and_a_run_its_generations() {
     assert_eq!(std::fs::read_to_string(dir.join("start-values.csv")).unwrap().lines().count(), 1 + 2 * 5);
     let csv = std::fs::read_to_string(dir.join("cells.csv")).unwrap();
     assert!(csv.lines().skip(1).all(|l| !l.ends_with(",,,,")), "net columns filled:\n{csv}");
+
+    // The first tier's network judged every game of every tier at ply 0 (the start and
+    // the first move); the values are kept beside the results.
+    let (model, values) = balance::phasevalues::read(&dir).unwrap().expect("phase-values.jsonl");
+    assert_eq!(model, rd.model(1).display().to_string());
+    assert_eq!(values.len(), 8);
+    for cell in &rep.cells {
+        let at_start = &cell.game_stats.value[0];
+        assert_eq!((at_start.ply, at_start.games), (0, 2), "{} {}", cell.tier, cell.start);
+        assert!(at_start.mean.abs() <= 1.0);
+    }
+    assert!(dir.join("plots/value-by-ply.svg").is_file());
+    let games_csv = std::fs::read_to_string(dir.join("games.csv")).unwrap();
+    assert!(games_csv.lines().next().unwrap().contains(",value_0_games,value_0,"));
 }
 
 /// A worker of a study played elsewhere (`copper balance --store`) is handed the study and

@@ -414,6 +414,9 @@ struct BalanceArgs {
     /// A training run directory: plot its networks' value of each start over generations.
     #[arg(long)]
     run: Option<std::path::PathBuf>,
+    /// A model whose network judges every game over its phases (default: the first checkpoint tier's).
+    #[arg(long)]
+    value_model: Option<std::path::PathBuf>,
     /// Also compare starts A and B at every tier (repeatable), e.g. --compare both-in-hand,no-copper.
     #[arg(long)]
     compare: Vec<String>,
@@ -897,6 +900,7 @@ fn run(cli: Cli) -> Result<()> {
                 opening_plies: a.opening_plies,
                 out_dir: a.out,
                 run_dir: a.run,
+                value_model: a.value_model,
                 compare: a.compare,
             };
             let cfg = balance::StudyConfig::resolve(a.config.as_deref(), overrides)?;

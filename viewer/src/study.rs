@@ -8,6 +8,7 @@ use crate::error::{invalid, ViewError};
 use crate::page::{inline_svg, Cell, PageData, Section};
 use crate::tournament::add_games;
 use balance::gamestats::{pocketed_text, FirstPly, LENGTH_BUCKETS, MATERIAL_PLIES};
+use balance::phasevalues::VALUE_PLIES;
 use balance::registry::{Registry, CELL_STRIDE};
 use balance::report::{ReportInput, StartInfo, TierInfo};
 use rules::{Position, Variant};
@@ -44,7 +45,7 @@ fn first(f: &FirstPly) -> String {
 }
 
 /// The two tables of what the pocket and the Copper did, and Black's score by length.
-fn game_stats_sections(rep: &balance::StudyReport) -> Vec<Section> {
+fn game_stats_sections(rep: &balance::StudyReport, value_model: Option<&str>) -> Vec<Section> {
     let both = |b: String, w: String| Cell::text(format!("{b} / {w}"));
     let pocket_rows = rep
         .cells
@@ -100,6 +101,34 @@ fn game_stats_sections(rep: &balance::StudyReport) -> Vec<Section> {
         Ok(None) => {}
         Err(e) => tracing::warn!("the score-by-length plot: {e}"),
     }
+    if rep.cells.iter().any(|c| !c.game_stats.value.is_empty()) {
+        let mut columns = vec!["tier".to_string(), "start".into(), "games".into()];
+        columns.extend(VALUE_PLIES.iter().map(|p| format!("ply {p}")));
+        let rows = rep
+            .cells
+            .iter()
+            .filter(|c| !c.game_stats.value.is_empty())
+            .map(|c| {
+                let mut row = vec![Cell::text(c.tier.clone()), Cell::text(c.start.clone()), Cell::text(c.game_stats.games.to_string())];
+                row.extend(c.game_stats.value.iter().map(|v| Cell::text(if v.games == 0 { "–".into() } else { format!("{:+.3} (n={})", v.mean, v.games) })));
+                row
+            })
+            .collect();
+        sections.push(Section::Table {
+            title: "The network's value over the game".into(),
+            note: format!(
+                "P(Black wins) − P(White wins) by the value head of {}, over the n games still going on at the ply (ply 0: the start).",
+                value_model.unwrap_or("the study's value network")
+            ),
+            columns,
+            rows,
+        });
+        match balance::gamestats::value_by_ply_svg(rep) {
+            Ok(Some(svg)) => sections.push(Section::Svg { title: "The network's value for Black over the game".into(), svg: inline_svg(&svg) }),
+            Ok(None) => {}
+            Err(e) => tracing::warn!("the value-by-ply plot: {e}"),
+        }
+    }
     sections
 }
 
@@ -123,6 +152,10 @@ pub fn page(dir: &Path) -> Result<PageData, ViewError> {
         None => Vec::new(),
     };
     let views = BTreeMap::new();
+    let (value_model, phase_values) = match balance::phasevalues::read(dir)? {
+        Some((m, v)) => (Some(m), v),
+        None => (None, Default::default()),
+    };
     let input = ReportInput {
         name: &dir.display().to_string(),
         registry: &registry,
@@ -132,6 +165,7 @@ pub fn page(dir: &Path) -> Result<PageData, ViewError> {
         cells: registry.cells.iter().map(|c| (c.tier.clone(), c.start.clone())).collect(),
         comparisons,
         views: &views,
+        phase_values: &phase_values,
         generations: Vec::new(),
     };
     let rep = balance::report::build(input, &results);
@@ -198,7 +232,7 @@ pub fn page(dir: &Path) -> Result<PageData, ViewError> {
             rows,
         });
     }
-    sections.extend(game_stats_sections(&rep));
+    sections.extend(game_stats_sections(&rep, value_model.as_deref()));
     for (file, title) in [
         ("black-score.svg", "Black's score per tier and start"),
         ("black-score-by-generation.svg", "Black's score by generation"),
@@ -279,5 +313,21 @@ mod tests {
         // Neither game reached ply 20; both are short losses for Black.
         assert_eq!(texts(&table(&page, "Material and game length")[0]), ["t", "seed", "2", "–", "–", "–", "0.000 (n=2)", "–", "–", "–"]);
         assert!(page.sections.iter().any(|s| matches!(s, Section::Svg { title, svg } if title == "Black's score by game length" && svg.starts_with("<svg"))));
+        assert!(!page.sections.iter().any(|s| matches!(s, Section::Table { title, .. } if title == "The network's value over the game")), "no values yet");
+
+        // The network's values as a study writes them (balance::phasevalues): the page
+        // reads them without a network.
+        let values = "{\"model\":\"models/x\",\"plies\":[0,10,20,30,40,60,80,100,120,160],\"max_plies\":0,\"method\":\"mean of plies p and p+1\"}\n\
+            {\"id\":0,\"values\":[0.25,null,null,null,null,null,null,null,null,null]}\n\
+            {\"id\":1,\"values\":[0.5,null,null,null,null,null,null,null,null,null]}\n";
+        std::fs::write(dir.join(balance::phasevalues::FILE), values).unwrap();
+        let page = super::page(dir).unwrap();
+        let row = texts(&table(&page, "The network's value over the game")[0]);
+        assert_eq!(row[..5], ["t", "seed", "2", "+0.375 (n=2)", "–"]);
+        assert!(page.sections.iter().any(|s| matches!(s, Section::Table { note, .. } if note.contains("models/x"))));
+        assert!(page
+            .sections
+            .iter()
+            .any(|s| matches!(s, Section::Svg { title, svg } if title == "The network's value for Black over the game" && svg.starts_with("<svg"))));
     }
 }
