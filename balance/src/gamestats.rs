@@ -441,7 +441,7 @@ pub fn value_by_ply_svg(rep: &StudyReport) -> Result<Option<String>, String> {
             .y_desc("P(Black wins) − P(White wins)")
             .light_line_style(TRANSPARENT)
             .x_label_formatter(&|x| format!("{x:.0}"))
-            .y_label_formatter(&|y| if y.abs() < 1e-9 { "0".into() } else { format!("{y:+.1}") })
+            .y_label_formatter(&|y| if y.abs() < 1e-9 { "0".into() } else { format!("{y:+.2}") })
             .draw()
             .map_err(|e| err(&e))?;
         chart.draw_series(LineSeries::new([(-2.0, 0.0), (last + 2.0, 0.0)], BLACK.mix(0.4))).map_err(|e| err(&e))?;
