@@ -56,6 +56,9 @@ pub fn run_study(cfg: &StudyConfig, opts: &RunOptions) -> Result<StudyReport, Ba
     // Everything is checked before anything is written: the games already played, the
     // changes to the study, the players (a checkpoint that does not load), the run.
     let old = Registry::load(&dir)?;
+    if opts.report_only && old.is_none() {
+        return Err(BalanceError::Invalid(format!("--report: {} holds no study (no study.toml) to report", dir.display())));
+    }
     let results_path = dir.join("results.jsonl");
     let done = results::read(&results_path, old.as_ref().unwrap_or(&Registry::none(cfg)))?;
     let played = registry::Played::of(&done, old.as_ref().unwrap_or(&Registry::none(cfg)));

@@ -39,6 +39,10 @@ pub struct RunOptions {
     /// Plays the games elsewhere (`copper balance --store`) instead of on this machine's
     /// threads; the study's files are written here as in a local run.
     pub remote: Option<Remote>,
+    /// Plays nothing: writes the study's files from the games already in `results.jsonl`
+    /// (a study still being played by another process, or one re-reported with another
+    /// value network).
+    pub report_only: bool,
 }
 
 /// [`RemoteWork::kind`] of a study: its spec is a [`RemoteStudy`].
@@ -149,7 +153,7 @@ pub fn play(
     total: u64,
     opts: &RunOptions,
 ) -> Result<Vec<JobResult>, BalanceError> {
-    if todo.is_empty() {
+    if todo.is_empty() || opts.report_only {
         return Ok(Vec::new());
     }
     let threads = cfg.effective_threads();

@@ -22,7 +22,7 @@ fn tiny(dir: &Path, games: u32) -> StudyConfig {
 }
 
 fn quiet() -> RunOptions {
-    RunOptions { show_progress: false, stop_after: None, after_games: None, remote: None }
+    RunOptions { show_progress: false, stop_after: None, after_games: None, remote: None, report_only: false }
 }
 
 fn lines(dir: &Path) -> Vec<String> {
@@ -113,9 +113,18 @@ fn a_tiny_study_writes_every_file_and_its_counts_add_up() {
 fn an_interrupted_study_resumes_without_losing_or_double_counting() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("study");
-    run_study(&tiny(&dir, 4), &RunOptions { show_progress: false, stop_after: Some(5), after_games: None, remote: None }).unwrap();
+    let report_only = RunOptions { report_only: true, ..quiet() };
+    let e = run_study(&tiny(&dir, 4), &report_only).unwrap_err().to_string();
+    assert!(e.contains("--report") && e.contains("no study"), "{e}");
+    assert!(!dir.exists());
+    run_study(&tiny(&dir, 4), &RunOptions { stop_after: Some(5), ..quiet() }).unwrap();
     let first = lines(&dir);
     assert!(first.len() >= 5 && first.len() < 16, "{} games", first.len());
+    // A report of the games so far plays none.
+    let rep = run_study(&tiny(&dir, 4), &report_only).unwrap();
+    assert_eq!(rep.cells.iter().map(|c| c.stats.games as usize).sum::<usize>(), first.len());
+    assert_eq!(lines(&dir), first);
+    assert!(dir.join("cells.csv").is_file());
     // A kill in the middle of writing the fourth line.
     let kept = first[..3].join("\n") + "\n";
     let torn = format!("{kept}{}", &first[3][..first[3].len() / 2]);

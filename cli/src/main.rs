@@ -420,6 +420,10 @@ struct BalanceArgs {
     /// Also compare starts A and B at every tier (repeatable), e.g. --compare both-in-hand,no-copper.
     #[arg(long)]
     compare: Vec<String>,
+    /// Write the study's files (tables, CSVs, plots, page) from the games played so far and
+    /// play nothing: a study still being played elsewhere, or a finished one re-reported.
+    #[arg(long, conflicts_with = "precision")]
+    report: bool,
     /// Print the games-per-cell precision tables and exit.
     #[arg(long)]
     precision: bool,
@@ -906,8 +910,10 @@ fn run(cli: Cli) -> Result<()> {
             let cfg = balance::StudyConfig::resolve(a.config.as_deref(), overrides)?;
             model::init_cpu_threads(cfg.effective_threads());
             // The study's page (`copper view`), rewritten every 50 games and at the end.
-            let report =
-                balance::run_study(&cfg, &balance::RunOptions { show_progress: !a.quiet, stop_after: None, after_games: Some((50, refresh_page)), remote })?;
+            let report = balance::run_study(
+                &cfg,
+                &balance::RunOptions { show_progress: !a.quiet, stop_after: None, after_games: Some((50, refresh_page)), remote, report_only: a.report },
+            )?;
             print!("{}", balance::report::table(&report));
             refresh_page(&cfg.out_dir());
             println!("results in {}", cfg.out_dir().display());

@@ -236,7 +236,8 @@ fn the_tournament_page_shows_the_arenas_standings_and_the_study_page_its_cells()
     let hook: fn(&Path) = |d| {
         viewer::refresh_page(d, 4).unwrap();
     };
-    balance::run_study(&cfg, &balance::RunOptions { show_progress: false, stop_after: None, after_games: Some((3, hook)), remote: None }).unwrap();
+    balance::run_study(&cfg, &balance::RunOptions { show_progress: false, stop_after: None, after_games: Some((3, hook)), remote: None, report_only: false })
+        .unwrap();
     assert!(study_dir.join("index.html").exists(), "written while the study played");
     let html = viewer::study_page(&study_dir).unwrap();
     let page = write(&study_dir, "index.html", &html);
