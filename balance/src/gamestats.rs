@@ -356,6 +356,26 @@ pub fn games_csv(rep: &StudyReport) -> String {
     s
 }
 
+type Chart<'a, 'b> = plotters::chart::ChartContext<
+    'a,
+    plotters::prelude::SVGBackend<'b>,
+    plotters::coord::cartesian::Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// One cell's line with its points and legend entry, in the `i`-th palette colour.
+fn cell_line(chart: &mut Chart, i: usize, c: &crate::report::CellReport, pts: Vec<(f64, f64)>) -> Result<(), String> {
+    use plotters::prelude::*;
+    let err = |e: &dyn std::fmt::Debug| format!("{e:?}");
+    let color = arena::plot::PALETTE[i % arena::plot::PALETTE.len()];
+    chart
+        .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+        .map_err(|e| err(&e))?
+        .label(format!("{} · {}", c.tier, c.start))
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+    chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled()))).map_err(|e| err(&e))?;
+    Ok(())
+}
+
 /// Black's score by game length, one line per cell with games (an SVG text), or `None`
 /// when no cell has a game.
 pub fn score_by_length_svg(rep: &StudyReport) -> Result<Option<String>, String> {
@@ -394,14 +414,8 @@ pub fn score_by_length_svg(rep: &StudyReport) -> Result<Option<String>, String> 
             .draw()
             .map_err(|e| err(&e))?;
         for (i, c) in cells.iter().enumerate() {
-            let color = arena::plot::PALETTE[i % arena::plot::PALETTE.len()];
             let pts: Vec<(f64, f64)> = c.game_stats.by_length.iter().enumerate().filter(|(_, b)| b.games > 0).map(|(k, b)| (k as f64, b.black_score)).collect();
-            chart
-                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                .map_err(|e| err(&e))?
-                .label(format!("{} · {}", c.tier, c.start))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled()))).map_err(|e| err(&e))?;
+            cell_line(&mut chart, i, c, pts)?;
         }
         chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(|e| err(&e))?;
         root.present().map_err(|e| err(&e))?;
@@ -446,14 +460,7 @@ pub fn value_by_ply_svg(rep: &StudyReport) -> Result<Option<String>, String> {
             .map_err(|e| err(&e))?;
         chart.draw_series(LineSeries::new([(-2.0, 0.0), (last + 2.0, 0.0)], BLACK.mix(0.4))).map_err(|e| err(&e))?;
         for (i, c) in cells.iter().enumerate() {
-            let color = arena::plot::PALETTE[i % arena::plot::PALETTE.len()];
-            let pts = points(c);
-            chart
-                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                .map_err(|e| err(&e))?
-                .label(format!("{} · {}", c.tier, c.start))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, color.filled()))).map_err(|e| err(&e))?;
+            cell_line(&mut chart, i, c, points(c))?;
         }
         chart
             .configure_series_labels()
