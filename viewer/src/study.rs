@@ -91,7 +91,7 @@ fn game_stats_sections(rep: &balance::StudyReport, value_model: Option<&str>) ->
         },
         Section::Table {
             title: "Material and game length".into(),
-            note: "Black's material minus White's in centipawns (the alpha-beta baseline's piece values: board, hand ×1.1, pocket), over the n games that reached the ply; Black's score over the games of each length.".into(),
+            note: "Black's material minus White's in centipawns (the alpha-beta baseline's piece values: board, hand ×1.1, pocket), the mean of the balance after the ply and after the next, over the n games that reached the next; Black's score over the games of each length.".into(),
             columns,
             rows: length_rows,
         },
