@@ -390,8 +390,6 @@ impl AlphaBeta {
             if list.is_empty() {
                 return Self::no_moves_score(pos, ply, after_losing_drop);
             }
-        } else {
-            pos.generate_captures(&mut list);
         }
         let stand = self.eval.evaluate(pos);
         if qply >= MAX_QPLY || ply >= MAX_PLY {
@@ -399,6 +397,7 @@ impl AlphaBeta {
         }
         let mut best = -INF;
         if !in_check {
+            // Captures are generated only when standing pat does not already cut off.
             if stand >= beta {
                 return stand;
             }
@@ -406,6 +405,7 @@ impl AlphaBeta {
             if stand > alpha {
                 alpha = stand;
             }
+            pos.generate_captures(&mut list);
         }
         let mut buf = std::mem::take(&mut self.buffers[ply]);
         buf.clear();
