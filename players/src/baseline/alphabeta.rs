@@ -11,6 +11,7 @@
 //! declaration and the length limits are left to the [`rules::Game`] at the root.
 
 use super::eval::Evaluator;
+use super::picker::{select, Picker, LINEAR_PICKS};
 use super::values::PieceValues;
 use super::{Baseline, Budget};
 use crate::{Score, Thought};
@@ -74,6 +75,8 @@ pub struct AlphaBeta {
     path: Vec<u64>,
     /// Reusable move-ordering buffers, one per ply.
     buffers: Vec<Vec<(i32, Move)>>,
+    /// Reusable pickers for the main search's long move loops, one per ply.
+    pickers: Vec<Picker>,
     nodes: u64,
     node_limit: u64,
     deadline: Option<Instant>,
@@ -104,6 +107,7 @@ impl AlphaBeta {
             drop_loses,
             path: Vec::new(),
             buffers: (0..=MAX_PLY).map(|_| Vec::new()).collect(),
+            pickers: (0..=MAX_PLY).map(|_| Picker::default()).collect(),
             nodes: 0,
             node_limit: u64::MAX,
             deadline: None,
@@ -265,14 +269,7 @@ impl AlphaBeta {
     /// Moves the best-scored remaining move to position `i` and returns it.
     #[inline(always)]
     fn pick(buf: &mut [(i32, Move)], i: usize) -> Move {
-        let mut best = i;
-        for j in i + 1..buf.len() {
-            if buf[j].0 > buf[best].0 {
-                best = j;
-            }
-        }
-        buf.swap(i, best);
-        buf[i].1
+        select(buf, i)
     }
 
     fn search(&mut self, pos: &Position, depth: i32, mut alpha: i32, beta: i32, ply: usize, after_losing_drop: bool) -> i32 {
@@ -305,13 +302,21 @@ impl AlphaBeta {
             return Self::no_moves_score(pos, ply, after_losing_drop);
         }
         let mut buf = std::mem::take(&mut self.buffers[ply]);
+        let mut picker = std::mem::take(&mut self.pickers[ply]);
         self.order(pos, &list, entry.and_then(|e| e.mv), ply, &mut buf);
         let alpha0 = alpha;
         let mut best = -INF;
         let mut best_move = None;
         self.path.push(key);
         for i in 0..buf.len() {
-            let m = Self::pick(&mut buf, i);
+            let m = if i < LINEAR_PICKS {
+                Self::pick(&mut buf, i)
+            } else {
+                if i == LINEAR_PICKS {
+                    picker.build(&buf, i);
+                }
+                picker.pick(&mut buf, i)
+            };
             let mut child = pos.clone();
             let captured = child.play_unchecked(m);
             // Root noise: the move's score is its search score plus `r`, so its child is
@@ -361,6 +366,7 @@ impl AlphaBeta {
         }
         self.path.pop();
         self.buffers[ply] = buf;
+        self.pickers[ply] = picker;
         if self.stop {
             return 0;
         }

@@ -14,6 +14,7 @@
 
 mod alphabeta;
 pub mod eval;
+mod picker;
 pub mod values;
 
 #[cfg(test)]
