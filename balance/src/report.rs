@@ -1,10 +1,11 @@
 //! The study's report: per cell Black's score with its interval, the Elo-equivalent,
 //! the draw rate, the game length, how games ended and the network's view; per tier the
 //! comparisons between starts; per cell what the pocket and the Copper did
-//! ([`crate::gamestats`]). Printed as a table and written as `summary.json`, `cells.csv`,
-//! `comparisons.csv`, `games.csv`, `plots/score-by-length.svg`, `start-values.csv` (with a
-//! run directory) and one `games/<tier>/<start>.sfen` per cell. Every file is written
-//! atomically.
+//! ([`crate::gamestats`], with the network's value over the game from
+//! [`crate::phasevalues`]). Printed as a table and written as `summary.json`, `cells.csv`,
+//! `comparisons.csv`, `games.csv`, `plots/score-by-length.svg`, `plots/value-by-ply.svg`,
+//! `start-values.csv` (with a run directory) and one `games/<tier>/<start>.sfen` per cell.
+//! Every file is written atomically.
 
 use crate::error::{io_err, BalanceError};
 use crate::gamestats::{self, GameStats};
@@ -397,7 +398,8 @@ pub fn write_game_records(dir: &Path, rep: &StudyReport, results: &[JobResult]) 
 }
 
 /// Writes `summary.json`, `cells.csv`, `comparisons.csv`, `games.csv`,
-/// `plots/score-by-length.svg`, `plots/value-by-ply.svg` (with phase values) and (with generations) `start-values.csv`.
+/// `plots/score-by-length.svg`, `plots/value-by-ply.svg` (with phase values) and (with
+/// generations) `start-values.csv`.
 pub fn write_files(dir: &Path, rep: &StudyReport) -> Result<(), BalanceError> {
     let write = |name: &str, bytes: &[u8]| {
         let path = dir.join(name);
