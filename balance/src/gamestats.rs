@@ -28,6 +28,20 @@ pub const LENGTH_BUCKETS: [(usize, Option<usize>, &str, &str); 4] = [
     (161, None, ">160", "plies_gt160"),
 ];
 
+/// When a side first dropped from its pocket: (first ply, last ply or `None`, label, CSV
+/// column stem); a last bucket, `never`, holds the games where it did not.
+pub const DROP_BUCKETS: [(usize, Option<usize>, &str, &str); 4] =
+    [(1, Some(1), "1", "ply1"), (2, Some(10), "2–10", "ply2_10"), (11, Some(30), "11–30", "ply11_30"), (31, None, ">30", "gt30")];
+
+/// The [`DROP_BUCKETS`] index of a first pocket drop at `ply`, or `DROP_BUCKETS.len()`
+/// (never) for `None`.
+pub fn drop_bucket(ply: Option<usize>) -> usize {
+    match ply {
+        None => DROP_BUCKETS.len(),
+        Some(p) => DROP_BUCKETS.iter().position(|&(_, hi, _, _)| hi.is_none_or(|hi| p <= hi)).expect("the last bucket is open"),
+    }
+}
+
 /// The bucket of a game of `plies` plies.
 pub fn length_bucket(plies: usize) -> usize {
     LENGTH_BUCKETS.iter().position(|&(_, hi, _, _)| hi.is_none_or(|hi| plies <= hi)).expect("the last bucket is open")
@@ -55,6 +69,18 @@ pub struct SideStats {
     pub first_pocket_drop: FirstPly,
     /// The first drop of a Copper (unpromoted or promoted), from hand or from the pocket.
     pub first_copper_drop: FirstPly,
+    /// The first mover's score by when this side first dropped from its pocket
+    /// ([`DROP_BUCKETS`], then `never`): does using the pocket early pay?
+    pub score_by_first_pocket_drop: Vec<ScoreBucket>,
+}
+
+/// The first mover's score over the games of one bucket.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScoreBucket {
+    pub label: String,
+    pub games: u64,
+    /// Points per game (NaN when the bucket has no game).
+    pub black_score: f64,
 }
 
 /// The material balance at one ply.
@@ -265,6 +291,13 @@ pub fn aggregate(facts: &[GameFacts]) -> GameStats {
             first_pocket_move: first_ply(facts.iter().map(|f| of(f).first_pocket_move)),
             first_pocket_drop: first_ply(facts.iter().map(|f| of(f).first_pocket_drop)),
             first_copper_drop: first_ply(facts.iter().map(|f| of(f).first_copper_drop)),
+            score_by_first_pocket_drop: (0..=DROP_BUCKETS.len())
+                .map(|b| {
+                    let scores: Vec<f64> = facts.iter().filter(|f| drop_bucket(of(f).first_pocket_drop) == b).map(|f| f.black_score).collect();
+                    let label = DROP_BUCKETS.get(b).map_or("never", |d| d.2);
+                    ScoreBucket { label: label.to_string(), games: scores.len() as u64, black_score: mean(scores.iter().sum(), scores.len() as u64) }
+                })
+                .collect(),
         }
     };
     let material = MATERIAL_PLIES
@@ -329,6 +362,11 @@ pub fn games_csv(rep: &StudyReport) -> String {
     for ply in VALUE_PLIES {
         s += &format!(",value_{ply}_games,value_{ply}");
     }
+    for side in ["black", "white"] {
+        for stem in DROP_BUCKETS.iter().map(|d| d.3).chain(["never"]) {
+            s += &format!(",{side}_first_pocket_drop_{stem}_games,{side}_first_pocket_drop_{stem}_score");
+        }
+    }
     s.push('\n');
     for c in &rep.cells {
         let g = &c.game_stats;
@@ -349,6 +387,11 @@ pub fn games_csv(rep: &StudyReport) -> String {
             match g.value.get(j) {
                 Some(v) => s += &format!(",{},{}", v.games, num(v.mean, 4)),
                 None => s += ",,",
+            }
+        }
+        for side in [&g.black, &g.white] {
+            for b in &side.score_by_first_pocket_drop {
+                s += &format!(",{},{}", b.games, num(b.black_score, 4));
             }
         }
         s.push('\n');
@@ -637,6 +680,11 @@ mod tests {
         assert_eq!(f.material, [None, None, None]);
     }
 
+    /// (label, games, score) of each bucket, an undefined score as `None`.
+    fn buckets(b: &[ScoreBucket]) -> Vec<(&str, u64, Option<f64>)> {
+        b.iter().map(|b| (b.label.as_str(), b.games, (!b.black_score.is_nan()).then_some(b.black_score))).collect()
+    }
+
     fn first(games: u64, mean_ply: f64) -> FirstPly {
         FirstPly { games, mean_ply }
     }
@@ -653,8 +701,16 @@ mod tests {
             first_pocket_move: first(1, 5.0),
             first_pocket_drop: first(3, 5.0 / 3.0),
             first_copper_drop: first(3, 5.0 / 3.0),
+            // Compared below (its empty buckets' NaN scores are never equal).
+            score_by_first_pocket_drop: Vec::new(),
         };
-        assert_eq!(g.black, black);
+        assert_eq!(SideStats { score_by_first_pocket_drop: Vec::new(), ..g.black.clone() }, black);
+        // Black dropped from its pocket at ply 1 in A (lost) and B (won), at ply 3 in C
+        // (drawn), never in D (lost).
+        assert_eq!(
+            buckets(&g.black.score_by_first_pocket_drop),
+            [("1", 2, Some(0.5)), ("2–10", 1, Some(0.5)), ("11–30", 0, None), (">30", 0, None), ("never", 1, Some(0.0))]
+        );
         let white = SideStats {
             pocket_moves_per_game: 0.25,
             pocket_drops_per_game: 0.25,
@@ -662,8 +718,15 @@ mod tests {
             first_pocket_move: first(1, 6.0),
             first_pocket_drop: first(1, 8.0),
             first_copper_drop: first(3, 8.0 / 3.0),
+            // Compared below (its empty buckets' NaN scores are never equal).
+            score_by_first_pocket_drop: Vec::new(),
         };
-        assert_eq!(g.white, white);
+        // White dropped from its pocket only in A, at ply 8; B, C and D: 1, ½, 0.
+        assert_eq!(
+            buckets(&g.white.score_by_first_pocket_drop),
+            [("1", 0, None), ("2–10", 1, Some(0.0)), ("11–30", 0, None), (">30", 0, None), ("never", 3, Some(0.5))]
+        );
+        assert_eq!(SideStats { score_by_first_pocket_drop: Vec::new(), ..g.white.clone() }, white);
         // Games B and C reach plies 20 and 40 (+210 and 0), only B ply 80.
         let material: Vec<(usize, u64, f64)> = g.material.iter().map(|m| (m.ply, m.games, m.mean)).collect();
         assert_eq!(material, [(20, 2, 105.0), (40, 2, 105.0), (80, 1, 210.0)]);
@@ -753,6 +816,15 @@ mod tests {
             ("plies_101_160_score", ""),
             ("plies_gt160_games", "1"),
             ("plies_gt160_score", "1.0000"),
+            ("black_first_pocket_drop_ply1_games", "2"),
+            ("black_first_pocket_drop_ply1_score", "0.5000"),
+            ("black_first_pocket_drop_ply2_10_games", "1"),
+            ("black_first_pocket_drop_ply11_30_score", ""),
+            ("black_first_pocket_drop_never_games", "1"),
+            ("black_first_pocket_drop_never_score", "0.0000"),
+            ("white_first_pocket_drop_ply2_10_score", "0.0000"),
+            ("white_first_pocket_drop_never_games", "3"),
+            ("white_first_pocket_drop_never_score", "0.5000"),
         ] {
             assert_eq!(row.get(column), Some(&value), "{column}");
         }

@@ -7,7 +7,7 @@
 use crate::error::{invalid, ViewError};
 use crate::page::{inline_svg, Cell, PageData, Section};
 use crate::tournament::add_games;
-use balance::gamestats::{pocketed_text, FirstPly, LENGTH_BUCKETS, MATERIAL_PLIES};
+use balance::gamestats::{pocketed_text, FirstPly, ScoreBucket, DROP_BUCKETS, LENGTH_BUCKETS, MATERIAL_PLIES};
 use balance::phasevalues::VALUE_PLIES;
 use balance::registry::{Registry, CELL_STRIDE};
 use balance::report::{ReportInput, StartInfo, TierInfo};
@@ -101,6 +101,28 @@ fn game_stats_sections(rep: &balance::StudyReport, value_model: Option<&str>) ->
         Ok(None) => {}
         Err(e) => tracing::warn!("the score-by-length plot: {e}"),
     }
+    let score = |b: &ScoreBucket| Cell::text(if b.games == 0 { "–".into() } else { format!("{} (n={})", num(b.black_score, 3), b.games) });
+    let mut columns = vec!["tier".to_string(), "start".into(), "games".into()];
+    for side in ["Black", "White"] {
+        columns.extend(DROP_BUCKETS.iter().map(|d| format!("{side}'s first at ply {}", d.2)));
+        columns.push(format!("{side} never"));
+    }
+    let rows = rep
+        .cells
+        .iter()
+        .map(|c| {
+            let g = &c.game_stats;
+            let mut row = vec![Cell::text(c.tier.clone()), Cell::text(c.start.clone()), Cell::text(g.games.to_string())];
+            row.extend(g.black.score_by_first_pocket_drop.iter().chain(&g.white.score_by_first_pocket_drop).map(score));
+            row
+        })
+        .collect();
+    sections.push(Section::Table {
+        title: "Black's score by the first pocket drop".into(),
+        note: "Black's score over the n games in which Black (or White) first dropped a piece from its pocket at those plies, or never: whether using the pocket early pays.".into(),
+        columns,
+        rows,
+    });
     if rep.cells.iter().any(|c| !c.game_stats.value.is_empty()) {
         let mut columns = vec!["tier".to_string(), "start".into(), "games".into()];
         columns.extend(VALUE_PLIES.iter().map(|p| format!("ply {p}")));
@@ -314,6 +336,11 @@ mod tests {
         assert_eq!(texts(&table(&page, "Material and game length")[0]), ["t", "seed", "2", "–", "–", "–", "0.000 (n=2)", "–", "–", "–"]);
         assert!(page.sections.iter().any(|s| matches!(s, Section::Svg { title, svg } if title == "Black's score by game length" && svg.starts_with("<svg"))));
         assert!(!page.sections.iter().any(|s| matches!(s, Section::Table { title, .. } if title == "The network's value over the game")), "no values yet");
+        // Black dropped from its pocket at ply 1 in the first game (lost) and never in the second (lost); White at ply 8 in the first.
+        assert_eq!(
+            texts(&table(&page, "Black's score by the first pocket drop")[0]),
+            ["t", "seed", "2", "0.000 (n=1)", "–", "–", "–", "0.000 (n=1)", "–", "0.000 (n=1)", "–", "–", "0.000 (n=1)"]
+        );
 
         // The network's values as a study writes them (balance::phasevalues): the page
         // reads them without a network.
