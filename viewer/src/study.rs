@@ -44,6 +44,11 @@ fn first(f: &FirstPly) -> String {
     }
 }
 
+/// A row's first cells: tier, start and the games counted.
+fn cell_head(c: &balance::report::CellReport) -> Vec<Cell> {
+    vec![Cell::text(c.tier.clone()), Cell::text(c.start.clone()), Cell::text(c.game_stats.games.to_string())]
+}
+
 /// The two tables of what the pocket and the Copper did, and Black's score by length.
 fn game_stats_sections(rep: &balance::StudyReport, value_model: Option<&str>) -> Vec<Section> {
     let both = |b: String, w: String| Cell::text(format!("{b} / {w}"));
@@ -74,7 +79,7 @@ fn game_stats_sections(rep: &balance::StudyReport, value_model: Option<&str>) ->
         .iter()
         .map(|c| {
             let g = &c.game_stats;
-            let mut row = vec![Cell::text(c.tier.clone()), Cell::text(c.start.clone()), Cell::text(g.games.to_string())];
+            let mut row = cell_head(c);
             row.extend(g.material.iter().map(|m| Cell::text(if m.games == 0 { "–".into() } else { format!("{} (n={})", signed(m.mean), m.games) })));
             row.extend(g.by_length.iter().map(|b| Cell::text(if b.games == 0 { "–".into() } else { format!("{} (n={})", num(b.black_score, 3), b.games) })));
             row
@@ -112,7 +117,7 @@ fn game_stats_sections(rep: &balance::StudyReport, value_model: Option<&str>) ->
         .iter()
         .map(|c| {
             let g = &c.game_stats;
-            let mut row = vec![Cell::text(c.tier.clone()), Cell::text(c.start.clone()), Cell::text(g.games.to_string())];
+            let mut row = cell_head(c);
             row.extend(g.black.score_by_first_pocket_drop.iter().chain(&g.white.score_by_first_pocket_drop).map(score));
             row
         })
@@ -131,7 +136,7 @@ fn game_stats_sections(rep: &balance::StudyReport, value_model: Option<&str>) ->
             .iter()
             .filter(|c| !c.game_stats.value.is_empty())
             .map(|c| {
-                let mut row = vec![Cell::text(c.tier.clone()), Cell::text(c.start.clone()), Cell::text(c.game_stats.games.to_string())];
+                let mut row = cell_head(c);
                 row.extend(c.game_stats.value.iter().map(|v| Cell::text(if v.games == 0 { "–".into() } else { format!("{:+.3} (n={})", v.mean, v.games) })));
                 row
             })
