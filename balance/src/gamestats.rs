@@ -35,7 +35,7 @@ pub const DROP_BUCKETS: [(usize, Option<usize>, &str, &str); 4] =
 
 /// The [`DROP_BUCKETS`] index of a first pocket drop at `ply`, or `DROP_BUCKETS.len()`
 /// (never) for `None`.
-pub fn drop_bucket(ply: Option<usize>) -> usize {
+fn drop_bucket(ply: Option<usize>) -> usize {
     match ply {
         None => DROP_BUCKETS.len(),
         Some(p) => DROP_BUCKETS.iter().position(|&(_, hi, _, _)| hi.is_none_or(|hi| p <= hi)).expect("the last bucket is open"),
@@ -83,24 +83,27 @@ pub struct ScoreBucket {
     pub black_score: f64,
 }
 
-/// The material balance at one ply.
+/// A quantity's mean over the games that have it at one ply: the material balance, or
+/// the network's value for Black.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct MaterialAt {
+pub struct MeanAt {
     pub ply: usize,
-    /// Games that reached the ply.
+    /// Games with the quantity at the ply (those that went on long enough).
     pub games: u64,
-    /// Mean of Black's material minus White's, in centipawns (NaN when no game reached it).
+    /// Its mean (NaN when no game has it).
     pub mean: f64,
 }
 
-/// The network's mean value for Black at one ply ([`crate::phasevalues`]).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ValueAt {
-    pub ply: usize,
-    /// Games judged at the ply (those that went on past it).
-    pub games: u64,
-    /// Mean of P(Black wins) − P(White wins) (NaN when no game was judged there).
-    pub mean: f64,
+/// The mean at each of `plies` of the games' `j`-th value.
+fn means_at(plies: &[usize], facts: &[GameFacts], at: impl Fn(&GameFacts, usize) -> Option<f64>) -> Vec<MeanAt> {
+    plies
+        .iter()
+        .enumerate()
+        .map(|(j, &ply)| {
+            let values: Vec<f64> = facts.iter().filter_map(|f| at(f, j)).collect();
+            MeanAt { ply, games: values.len() as u64, mean: mean(values.iter().sum(), values.len() as u64) }
+        })
+        .collect()
 }
 
 /// Black's score over the games of one length bucket.
@@ -126,9 +129,10 @@ pub struct GameStats {
     pub white: SideStats,
     /// Material balance from Black's side at [`MATERIAL_PLIES`], counted with the
     /// alpha-beta baseline's piece values (board, hand ×1.1, pocket).
-    pub material: Vec<MaterialAt>,
+    pub material: Vec<MeanAt>,
     /// The network's value for Black at [`VALUE_PLIES`] (empty without a value network).
-    pub value: Vec<ValueAt>,
+    /// (P(Black wins) − P(White wins), over the games judged there.)
+    pub value: Vec<MeanAt>,
     /// Black's score by game length ([`LENGTH_BUCKETS`]).
     pub by_length: Vec<LengthBucket>,
 }
@@ -300,26 +304,9 @@ pub fn aggregate(facts: &[GameFacts]) -> GameStats {
                 .collect(),
         }
     };
-    let material = MATERIAL_PLIES
-        .iter()
-        .enumerate()
-        .map(|(j, &ply)| {
-            let values: Vec<f64> = facts.iter().filter_map(|f| f.material[j]).collect();
-            MaterialAt { ply, games: values.len() as u64, mean: mean(values.iter().sum(), values.len() as u64) }
-        })
-        .collect();
-    let value = if facts.iter().any(|f| f.value.iter().any(Option::is_some)) {
-        VALUE_PLIES
-            .iter()
-            .enumerate()
-            .map(|(j, &ply)| {
-                let values: Vec<f64> = facts.iter().filter_map(|f| f.value[j]).map(f64::from).collect();
-                ValueAt { ply, games: values.len() as u64, mean: mean(values.iter().sum(), values.len() as u64) }
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let material = means_at(&MATERIAL_PLIES, facts, |f, j| f.material[j]);
+    let value =
+        if facts.iter().any(|f| f.value.iter().any(Option::is_some)) { means_at(&VALUE_PLIES, facts, |f, j| f.value[j].map(f64::from)) } else { Vec::new() };
     let by_length = LENGTH_BUCKETS
         .iter()
         .enumerate()

@@ -10,7 +10,8 @@
 //! The values are kept per game in `phase-values.jsonl` (a header naming the model, then
 //! one line per game), so a resumed or extended study evaluates only its new games and the
 //! study's page (`copper view`) reads them without a network. The file is derived data:
-//! one that does not read, or that another model or ply list wrote, is rebuilt.
+//! one that does not read, or that another model, ply list, length limit or method wrote,
+//! is rebuilt.
 
 use crate::error::{io_err, BalanceError};
 use arena::runner::JobResult;
@@ -106,7 +107,14 @@ pub fn update(
     let mut values = match read_with_header(dir)? {
         Some((h, v)) if h == header => v,
         Some((h, _)) => {
-            tracing::info!("the phase values were made by {} (plies {:?}, max_plies {}); recomputing with {}", h.model, h.plies, h.max_plies, header.model);
+            tracing::info!(
+                "the phase values were made by {} (plies {:?}, max_plies {}, {}); recomputing with {}",
+                h.model,
+                h.plies,
+                h.max_plies,
+                h.method,
+                header.model
+            );
             PhaseValues::new()
         }
         None => PhaseValues::new(),
@@ -115,14 +123,15 @@ pub fn update(
     if !todo.is_empty() {
         tracing::info!("the network judges {} games at plies {:?}", todo.len(), VALUE_PLIES);
     }
-    // Positions are gathered across games so that each network call is a full batch.
-    let mut pending: Vec<(u64, usize, Game)> = Vec::new();
-    let flush = |pending: &mut Vec<(u64, usize, Game)>, values: &mut PhaseValues| {
-        let games: Vec<Game> = pending.iter().map(|(_, _, g)| g.clone()).collect();
-        for ((id, j, g), wdl) in pending.drain(..).zip(eval.wdl_batch(&games)) {
+    // Positions are gathered across games so that each network call is a full batch;
+    // `slots` says whose value (game id, ply index) each position adds half of.
+    let (mut slots, mut games): (Vec<(u64, usize)>, Vec<Game>) = (Vec::new(), Vec::new());
+    let flush = |slots: &mut Vec<(u64, usize)>, games: &mut Vec<Game>, values: &mut PhaseValues| {
+        for (((id, j), g), wdl) in slots.drain(..).zip(games.iter()).zip(eval.wdl_batch(games)) {
             let v = values.get_mut(&id).expect("inserted with its positions")[j].get_or_insert(0.0);
             *v += 0.5 * black_value(g.position().side_to_move(), wdl);
         }
+        games.clear();
     };
     for r in todo {
         let positions = match r
@@ -140,15 +149,15 @@ pub fn update(
         values.insert(r.job.id, vec![None; VALUE_PLIES.len()]);
         for (j, pair) in positions.into_iter().enumerate() {
             if let Some((at, next)) = pair {
-                pending.push((r.job.id, j, at));
-                pending.push((r.job.id, j, next));
+                slots.extend([(r.job.id, j), (r.job.id, j)]);
+                games.extend([at, next]);
             }
         }
-        if pending.len() >= BATCH {
-            flush(&mut pending, &mut values);
+        if games.len() >= BATCH {
+            flush(&mut slots, &mut games, &mut values);
         }
     }
-    flush(&mut pending, &mut values);
+    flush(&mut slots, &mut games, &mut values);
     let mut text = serde_json::to_string(&header).expect("plain data");
     text.push('\n');
     for (id, v) in &values {
@@ -161,7 +170,7 @@ pub fn update(
 }
 
 /// P(Black wins) − P(White wins) from the side to move's `[win, draw, loss]`.
-pub fn black_value(to_move: Color, wdl: [f32; 3]) -> f32 {
+fn black_value(to_move: Color, wdl: [f32; 3]) -> f32 {
     match to_move {
         Color::Black => wdl[0] - wdl[2],
         Color::White => wdl[2] - wdl[0],
@@ -170,7 +179,7 @@ pub fn black_value(to_move: Color, wdl: [f32; 3]) -> f32 {
 
 /// The game after each of [`VALUE_PLIES`] plies and after the next ply, where the game
 /// went on past both (`None` from where it ended).
-pub fn positions_at_plies(variant: &'static Variant, start_sfen: &str, moves: &[String], max_plies: Option<u32>) -> Result<Vec<Option<(Game, Game)>>, String> {
+fn positions_at_plies(variant: &'static Variant, start_sfen: &str, moves: &[String], max_plies: Option<u32>) -> Result<Vec<Option<(Game, Game)>>, String> {
     let start = Position::from_sfen(variant, start_sfen).map_err(|e| format!("start {start_sfen}: {e}"))?;
     let mut g = Game::new(start, max_plies);
     let mut out = vec![None; VALUE_PLIES.len()];

@@ -266,12 +266,6 @@ impl AlphaBeta {
         }
     }
 
-    /// Moves the best-scored remaining move to position `i` and returns it.
-    #[inline(always)]
-    fn pick(buf: &mut [(i32, Move)], i: usize) -> Move {
-        select(buf, i)
-    }
-
     fn search(&mut self, pos: &Position, depth: i32, mut alpha: i32, beta: i32, ply: usize, after_losing_drop: bool) -> i32 {
         if depth <= 0 || ply >= MAX_PLY {
             return self.qsearch(pos, alpha, beta, ply, after_losing_drop, 0);
@@ -310,7 +304,7 @@ impl AlphaBeta {
         self.path.push(key);
         for i in 0..buf.len() {
             let m = if i < LINEAR_PICKS {
-                Self::pick(&mut buf, i)
+                select(&mut buf, i)
             } else {
                 if i == LINEAR_PICKS {
                     picker.build(&buf, i);
@@ -441,7 +435,7 @@ impl AlphaBeta {
             buf.push((s, m));
         }
         for i in 0..buf.len() {
-            let m = Self::pick(&mut buf, i);
+            let m = select(&mut buf, i);
             let mut child = pos.clone();
             child.play_unchecked(m);
             let score =
@@ -654,7 +648,7 @@ impl Baseline for AlphaBeta {
             let mut buf = Vec::new();
             self.order(&root, &legal, tt_move, 0, &mut buf);
             let n = buf.len();
-            Self::pick(&mut buf, 0);
+            select(&mut buf, 0);
             debug_assert!(n > 0);
             buf[0].1
         };
