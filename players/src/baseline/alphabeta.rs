@@ -270,9 +270,12 @@ impl AlphaBeta {
         }
     }
 
-    fn search(&mut self, pos: &Position, depth: i32, mut alpha: i32, beta: i32, ply: usize, after_losing_drop: bool) -> i32 {
+    /// The negamax score of `pos` (whose material is `mat`) at `depth` plies, `ply` plies
+    /// below the root, in the window (`alpha`, `beta`).
+    #[allow(clippy::too_many_arguments)]
+    fn search(&mut self, pos: &Position, mat: [i32; 2], depth: i32, mut alpha: i32, beta: i32, ply: usize, after_losing_drop: bool) -> i32 {
         if depth <= 0 || ply >= MAX_PLY {
-            return self.qsearch(pos, alpha, beta, ply, after_losing_drop, 0);
+            return self.qsearch(pos, mat, alpha, beta, ply, after_losing_drop, 0);
         }
         self.nodes += 1;
         if self.check_budget() {
@@ -306,7 +309,7 @@ impl AlphaBeta {
             pos.generate_captures(&mut list);
             if let Some(m) = self.best_capture(pos, &list) {
                 self.path.push(key);
-                let (score, _) = self.search_move(pos, m, true, depth, alpha, beta, ply);
+                let (score, _) = self.search_move(pos, mat, m, true, depth, alpha, beta, ply);
                 self.path.pop();
                 if self.stop {
                     return 0;
@@ -344,7 +347,7 @@ impl AlphaBeta {
                     debug_assert_eq!(fm, m, "the best capture is the full list's first pick");
                     (fs, true)
                 }
-                _ => self.search_move(pos, m, i == 0, depth, alpha, beta, ply),
+                _ => self.search_move(pos, mat, m, i == 0, depth, alpha, beta, ply),
             };
             if self.stop {
                 break;
@@ -394,7 +397,8 @@ impl AlphaBeta {
     /// (principal-variation search).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn search_move(&mut self, pos: &Position, m: Move, first: bool, depth: i32, alpha: i32, beta: i32, ply: usize) -> (i32, bool) {
+    fn search_move(&mut self, pos: &Position, mat: [i32; 2], m: Move, first: bool, depth: i32, alpha: i32, beta: i32, ply: usize) -> (i32, bool) {
+        let child_mat = self.eval.materials_after(pos, m, mat);
         let mut child = pos.clone();
         let captured = child.play_unchecked(m).is_some();
         // Root noise: the move's score is its search score plus `r`, so its child is
@@ -406,11 +410,11 @@ impl AlphaBeta {
         } else {
             let ld = self.is_losing_drop(m);
             if first {
-                -self.search(&child, depth - 1, -b, -a, ply + 1, ld)
+                -self.search(&child, child_mat, depth - 1, -b, -a, ply + 1, ld)
             } else {
-                let s = -self.search(&child, depth - 1, -a - 1, -a, ply + 1, ld);
+                let s = -self.search(&child, child_mat, depth - 1, -a - 1, -a, ply + 1, ld);
                 if s > a && s < b && !self.stop {
-                    -self.search(&child, depth - 1, -b, -a, ply + 1, ld)
+                    -self.search(&child, child_mat, depth - 1, -b, -a, ply + 1, ld)
                 } else {
                     s
                 }
@@ -433,7 +437,8 @@ impl AlphaBeta {
         best.map(|(_, m)| m)
     }
 
-    fn qsearch(&mut self, pos: &Position, mut alpha: i32, beta: i32, ply: usize, after_losing_drop: bool, qply: u32) -> i32 {
+    #[allow(clippy::too_many_arguments)]
+    fn qsearch(&mut self, pos: &Position, mat: [i32; 2], mut alpha: i32, beta: i32, ply: usize, after_losing_drop: bool, qply: u32) -> i32 {
         self.nodes += 1;
         if self.check_budget() {
             return 0;
@@ -449,7 +454,8 @@ impl AlphaBeta {
                 return Self::no_moves_score(pos, ply, after_losing_drop);
             }
         }
-        let stand = self.eval.evaluate(pos);
+        debug_assert_eq!(mat, self.eval.materials(pos), "incremental material");
+        let stand = self.eval.evaluate_with(pos, mat);
         if qply >= MAX_QPLY || ply >= MAX_PLY {
             return stand;
         }
@@ -494,10 +500,14 @@ impl AlphaBeta {
         }
         for i in 0..buf.len() {
             let m = select(&mut buf, i);
+            let child_mat = self.eval.materials_after(pos, m, mat);
             let mut child = pos.clone();
             child.play_unchecked(m);
-            let score =
-                if child.flag_reached() { MATE - (ply as i32 + 1) } else { -self.qsearch(&child, -beta, -alpha, ply + 1, self.is_losing_drop(m), qply + 1) };
+            let score = if child.flag_reached() {
+                MATE - (ply as i32 + 1)
+            } else {
+                -self.qsearch(&child, child_mat, -beta, -alpha, ply + 1, self.is_losing_drop(m), qply + 1)
+            };
             if self.stop {
                 break;
             }
@@ -526,7 +536,7 @@ impl AlphaBeta {
         self.node_limit = u64::MAX;
         self.deadline = None;
         self.path.clear();
-        self.qsearch(pos, -INF, INF, 0, false, 0)
+        self.qsearch(pos, self.eval.materials(pos), -INF, INF, 0, false, 0)
     }
 
     /// The principal variation: `best`, then the table's moves while they are legal.
@@ -638,7 +648,8 @@ impl AlphaBeta {
                     MATE - 1
                 } else {
                     let ld = self.is_losing_drop(m);
-                    -self.search(&child, depth.max(1) as i32 - 1, -INF, -alpha, 1, ld)
+                    let child_mat = self.eval.materials(&child);
+                    -self.search(&child, child_mat, depth.max(1) as i32 - 1, -INF, -alpha, 1, ld)
                 };
                 if s > best_score {
                     (best, best_score) = (m, s);
@@ -711,9 +722,10 @@ impl Baseline for AlphaBeta {
             buf[0].1
         };
         let mut completed: Option<(Move, i32, u32)> = None;
+        let root_mat = self.eval.materials(&root);
         for d in 1..=max_depth {
             self.root_best = None;
-            let score = self.search(&root, d as i32, -INF, INF, 0, false);
+            let score = self.search(&root, root_mat, d as i32, -INF, INF, 0, false);
             if self.stop {
                 if completed.is_none() {
                     if let Some((m, s)) = self.root_best {
@@ -761,7 +773,8 @@ mod noise_tests {
                 ab.path = vec![root.key()];
                 let mut child = root.clone();
                 child.play_unchecked(m);
-                let s = if child.flag_reached() { MATE - 1 } else { -ab.search(&child, depth - 1, -INF, INF, 1, ab.is_losing_drop(m)) };
+                let s =
+                    if child.flag_reached() { MATE - 1 } else { -ab.search(&child, ab.eval.materials(&child), depth - 1, -INF, INF, 1, ab.is_losing_drop(m)) };
                 (m, s)
             })
             .collect()

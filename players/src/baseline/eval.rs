@@ -14,7 +14,7 @@
 //! Everything is from the side to move's point of view, in centipawns.
 
 use super::values::PieceValues;
-use rules::{Bitboard, Color, PieceKind, Position, Variant};
+use rules::{Bitboard, Color, Move, MoveKind, PieceKind, Position, Variant, MAX_KINDS};
 
 pub(crate) const ADVANCE: i32 = 5;
 pub(crate) const SHELTER: i32 = 12;
@@ -26,6 +26,11 @@ pub struct Evaluator {
     pub values: PieceValues,
     /// Non-royal kinds on the board, with their board value.
     kinds: Vec<(PieceKind, i32)>,
+    /// What one piece of each kind adds to its side's material on the board (royal: 0),
+    /// in hand (kinds that are never held: 0) and in the pocket.
+    on_board: [i32; MAX_KINDS],
+    in_hand: [i32; MAX_KINDS],
+    in_pocket: [i32; MAX_KINDS],
     /// Footman kinds (one per file, unpromoted).
     footmen: Vec<PieceKind>,
     /// Material of one side in the variant's start position (board, hand, pocket).
@@ -44,9 +49,22 @@ impl Evaluator {
     pub(crate) fn with_values(v: &'static Variant, values: PieceValues) -> Evaluator {
         let kinds: Vec<(PieceKind, i32)> = v.kinds().filter(|&k| !v.kind(k).royal).map(|k| (k, values.board(k))).collect();
         let footmen = v.kinds().filter(|&k| v.kind(k).one_per_file && !v.kind(k).promoted).collect();
+        let (mut on_board, mut in_hand, mut in_pocket) = ([0; MAX_KINDS], [0; MAX_KINDS], [0; MAX_KINDS]);
+        for &(k, val) in &kinds {
+            on_board[k.index()] = val;
+        }
+        for &k in &v.hand_kinds {
+            in_hand[k.index()] = values.hand(k);
+        }
+        for k in v.kinds() {
+            in_pocket[k.index()] = values.pocket(k);
+        }
         let mut e = Evaluator {
             values,
             kinds,
+            on_board,
+            in_hand,
+            in_pocket,
             footmen,
             start_material: 1,
             royal: v.royal_kind,
@@ -80,6 +98,43 @@ impl Evaluator {
         m
     }
 
+    /// Both sides' material, by colour index.
+    #[inline]
+    pub(crate) fn materials(&self, pos: &Position) -> [i32; 2] {
+        [self.material(pos, Color::Black), self.material(pos, Color::White)]
+    }
+
+    /// Both sides' material after `m` is played at `pos`, from `before`, theirs at `pos`:
+    /// what [`Evaluator::materials`] gives for the position after `m`, without counting.
+    #[inline(always)]
+    pub(crate) fn materials_after(&self, pos: &Position, m: Move, before: [i32; 2]) -> [i32; 2] {
+        let us = pos.side_to_move().index();
+        let mut after = before;
+        match m.kind() {
+            MoveKind::Board { from, to, promote } => {
+                if let Some(p) = pos.piece_at(from) {
+                    let v = pos.variant();
+                    let kind = if promote { v.kind(p.kind).promotes_to.unwrap_or(p.kind) } else { p.kind };
+                    after[us] += self.on_board[kind.index()] - self.on_board[p.kind.index()];
+                    if let Some(cap) = pos.piece_at(to) {
+                        after[1 - us] -= self.on_board[cap.kind.index()];
+                        if !v.kind(cap.kind).royal {
+                            after[us] += self.in_hand[v.kind(cap.kind).unpromoted.index()];
+                        }
+                    }
+                }
+            }
+            MoveKind::Drop { kind, .. } => after[us] += self.on_board[kind.index()] - self.in_hand[kind.index()],
+            MoveKind::PocketIn { from } => {
+                if let Some(p) = pos.piece_at(from) {
+                    after[us] += self.in_pocket[p.kind.index()] - self.on_board[p.kind.index()];
+                }
+            }
+            MoveKind::PocketDrop { kind, .. } => after[us] += self.on_board[kind.index()] - self.in_pocket[kind.index()],
+        }
+        after
+    }
+
     /// Positional terms of `c` given the opponent's material.
     #[inline]
     fn positional(&self, pos: &Position, c: Color, their_material: i32) -> i32 {
@@ -108,10 +163,15 @@ impl Evaluator {
     /// Evaluation for the side to move.
     #[inline]
     pub fn evaluate(&self, pos: &Position) -> i32 {
+        self.evaluate_with(pos, self.materials(pos))
+    }
+
+    /// Evaluation for the side to move, given both sides' material ([`Evaluator::materials`]).
+    #[inline]
+    pub(crate) fn evaluate_with(&self, pos: &Position, materials: [i32; 2]) -> i32 {
         let us = pos.side_to_move();
         let them = !us;
-        let mu = self.material(pos, us);
-        let mt = self.material(pos, them);
+        let (mu, mt) = (materials[us.index()], materials[them.index()]);
         mu - mt + self.positional(pos, us, mt) - self.positional(pos, them, mu)
     }
 }
@@ -119,6 +179,59 @@ impl Evaluator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::baseline::values::{ValueOverride, ValuePlace};
+    use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn baseline_material_after_a_move_is_the_material_counted_after_it() {
+        // Every move of random games in every shipped variant, with values that differ by
+        // place and kind (so a piece booked to the wrong place shows): the incremental
+        // material equals a fresh count.
+        for name in rules::BUILTIN {
+            let v = Variant::builtin(name).unwrap();
+            let mut values = PieceValues::for_variant(v);
+            let overrides: Vec<ValueOverride> =
+                v.kinds()
+                    .filter(|&k| !v.kind(k).royal)
+                    .flat_map(|k| {
+                        let name = v.kind(k).name.clone();
+                        let base = 100.0 + 37.0 * k.index() as f64;
+                        [(ValuePlace::Board, base), (ValuePlace::Hand, base + 11.0), (ValuePlace::Pocket, base + 23.0)]
+                            .map(|(place, centipawns)| ValueOverride { place, kind: name.clone(), centipawns })
+                    })
+                    .collect();
+            values.apply(v, &overrides).unwrap();
+            let e = Evaluator::with_values(v, values);
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+            let (mut moves, mut captures, mut pocket_moves) = (0, 0, 0);
+            for _ in 0..12 {
+                let mut pos = Position::start(v);
+                for _ in 0..160 {
+                    let list = pos.legal_moves();
+                    if list.is_empty() || pos.flag_reached() {
+                        break;
+                    }
+                    let before = e.materials(&pos);
+                    for &m in &list {
+                        let mut child = pos.clone();
+                        let captured = child.play_unchecked(m);
+                        assert_eq!(e.materials_after(&pos, m, before), e.materials(&child), "{name}: {} after {}", pos.move_to_usi(m), pos.to_sfen());
+                        moves += 1;
+                        captures += usize::from(captured.is_some());
+                        pocket_moves += usize::from(matches!(m.kind(), MoveKind::PocketIn { .. } | MoveKind::PocketDrop { .. }));
+                    }
+                    // Captures first when there are some, so that hands fill up.
+                    let caps: Vec<Move> =
+                        list.iter().copied().filter(|&m| matches!(m.kind(), MoveKind::Board { to, .. } if pos.piece_at(to).is_some())).collect();
+                    let m =
+                        if !caps.is_empty() && rng.random_bool(0.7) { caps[rng.random_range(0..caps.len())] } else { list[rng.random_range(0..list.len())] };
+                    pos.play_unchecked(m);
+                }
+            }
+            assert!(moves > 10_000 && captures > 500, "{name}: {moves} moves, {captures} captures");
+            assert_eq!(pocket_moves > 0, v.pockets, "{name}: {pocket_moves} pocket moves");
+        }
+    }
 
     #[test]
     fn baseline_eval_start_positions_are_balanced_and_symmetric() {
