@@ -303,7 +303,8 @@ impl AlphaBeta {
         // ordering score outranks every other move's), so it is searched before the full
         // list exists, which most such nodes never need: they cut off on it. The order
         // stays the full list's only while the capture's subtree cannot change this node's
-        // ordering (the killers at this ply, this side's history): below depth 3.
+        // ordering: this side's history, which its nodes two plies down update when they
+        // still have depth (from depth 3 up). The killers at this ply are only written here.
         let mut first = None;
         if self.capture_first && ply > 0 && depth <= 2 && tt_move.is_none() {
             pos.generate_captures(&mut list);
