@@ -24,8 +24,6 @@ pub(crate) const KING_OUT: i32 = 20;
 #[derive(Clone, Debug)]
 pub struct Evaluator {
     pub values: PieceValues,
-    /// Non-royal kinds on the board, with their board value.
-    kinds: Vec<(PieceKind, i32)>,
     /// What one piece of each kind adds to its side's material on the board (royal: 0),
     /// in hand (kinds that are never held: 0) and in the pocket.
     on_board: [i32; MAX_KINDS],
@@ -47,21 +45,17 @@ impl Evaluator {
 
     /// An evaluator counting material with `values` (e.g. with a spec's overrides).
     pub(crate) fn with_values(v: &'static Variant, values: PieceValues) -> Evaluator {
-        let kinds: Vec<(PieceKind, i32)> = v.kinds().filter(|&k| !v.kind(k).royal).map(|k| (k, values.board(k))).collect();
         let footmen = v.kinds().filter(|&k| v.kind(k).one_per_file && !v.kind(k).promoted).collect();
         let (mut on_board, mut in_hand, mut in_pocket) = ([0; MAX_KINDS], [0; MAX_KINDS], [0; MAX_KINDS]);
-        for &(k, val) in &kinds {
-            on_board[k.index()] = val;
+        for k in v.kinds() {
+            on_board[k.index()] = if v.kind(k).royal { 0 } else { values.board(k) };
+            in_pocket[k.index()] = values.pocket(k);
         }
         for &k in &v.hand_kinds {
             in_hand[k.index()] = values.hand(k);
         }
-        for k in v.kinds() {
-            in_pocket[k.index()] = values.pocket(k);
-        }
         let mut e = Evaluator {
             values,
-            kinds,
             on_board,
             in_hand,
             in_pocket,
@@ -80,20 +74,15 @@ impl Evaluator {
     #[inline]
     pub fn material(&self, pos: &Position, c: Color) -> i32 {
         let mut m = 0;
-        for &(k, val) in &self.kinds {
-            let n = pos.pieces_of(c, k).count() as i32;
-            if n > 0 {
-                m += n * val;
-            }
+        let v = pos.variant();
+        for k in v.kinds() {
+            m += pos.pieces_of(c, k).count() as i32 * self.on_board[k.index()];
         }
-        for &k in &pos.variant().hand_kinds {
-            let n = pos.hand_count(c, k) as i32;
-            if n > 0 {
-                m += n * self.values.hand(k);
-            }
+        for &k in &v.hand_kinds {
+            m += pos.hand_count(c, k) as i32 * self.in_hand[k.index()];
         }
         if let Some(k) = pos.pocket(c) {
-            m += self.values.pocket(k);
+            m += self.in_pocket[k.index()];
         }
         m
     }
