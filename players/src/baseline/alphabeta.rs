@@ -145,11 +145,6 @@ impl AlphaBeta {
         self.root_offsets.iter().find(|(x, _)| *x == m).map_or(0, |&(_, r)| r)
     }
 
-    /// The evaluation this searcher uses (for tests and reports).
-    pub fn evaluator(&self) -> &Evaluator {
-        &self.eval
-    }
-
     #[inline(always)]
     fn tt_index(&self, key: u64) -> usize {
         ((key as u128 * self.tt.len() as u128) >> 64) as usize

@@ -23,7 +23,8 @@ pub(crate) const KING_OUT: i32 = 20;
 
 #[derive(Clone, Debug)]
 pub struct Evaluator {
-    pub values: PieceValues,
+    /// The values the tables below were made from (read-only: the tables would not follow).
+    pub(crate) values: PieceValues,
     /// What one piece of each kind adds to its side's material on the board (royal: 0),
     /// in hand (kinds that are never held: 0) and in the pocket.
     on_board: [i32; MAX_KINDS],
