@@ -154,6 +154,8 @@ pub struct Overrides {
     /// `search=X,cp=Y`.
     pub noise: Option<String>,
     pub opening_plies: Option<u32>,
+    /// The seed of the noise and the opening plies.
+    pub seed: Option<u64>,
     pub out_dir: Option<PathBuf>,
     pub run_dir: Option<PathBuf>,
     pub value_model: Option<PathBuf>,
@@ -225,6 +227,9 @@ impl StudyConfig {
         }
         if let Some(p) = o.opening_plies {
             c.opening_plies = p;
+        }
+        if let Some(s) = o.seed {
+            c.seed = s;
         }
         if o.out_dir.is_some() {
             c.out_dir = o.out_dir;

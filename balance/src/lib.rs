@@ -19,6 +19,7 @@
 //! - [`phasevalues`]: a network's value of every game over its phases;
 //! - [`gamestats`]: what the pocket and the Copper do in each cell's games;
 //! - [`report`]: the table, `summary.json`, CSVs and game records;
+//! - [`pool`]: the cells of studies played apart (other seeds) added together;
 //! - [`plots`]: the SVG plots.
 
 pub mod config;
@@ -27,6 +28,7 @@ pub mod gamestats;
 pub mod netview;
 pub mod phasevalues;
 pub mod plots;
+pub mod pool;
 pub mod registry;
 pub mod report;
 pub mod results;

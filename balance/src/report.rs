@@ -311,11 +311,20 @@ pub fn start_values_csv(gens: &[StartValues]) -> String {
 /// The terminal table: cells, then comparisons.
 pub fn table(rep: &StudyReport) -> String {
     let pct = |x: f64| if x.is_finite() { format!("{:.1}", 100.0 * x) } else { "-".into() };
+    // A pooled report (`crate::pool`) knows no variant: its parts' tables name none.
+    let variant = if rep.variant.is_empty() {
+        String::new()
+    } else {
+        let options = if rep.options.is_empty() {
+            "default options".to_string()
+        } else {
+            rep.options.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+        };
+        format!(": {} ({options})", rep.variant)
+    };
     let mut s = format!(
-        "balance study '{}': {} ({}), Black's score with {:.0}% intervals{}\n",
+        "balance study '{}'{variant}, Black's score with {:.0}% intervals{}\n",
         rep.name,
-        rep.variant,
-        if rep.options.is_empty() { "default options".to_string() } else { rep.options.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ") },
         100.0 * rep.confidence,
         if rep.opening_plies > 0 { format!("; every game starts with {} random plies from its start", rep.opening_plies) } else { String::new() }
     );

@@ -261,6 +261,24 @@ enum Command {
     /// starts, the network's view, CSV/JSON/plots and game records. Resumes and extends
     /// a study in the same --out directory (see docs/BALANCE.md).
     Balance(BalanceArgs),
+    /// Pool balance studies played apart (each with its own --seed: another machine, or
+    /// games added after a study's results were lost) from their cells.csv: the summed
+    /// counts with recomputed intervals and comparisons, written as cells.csv,
+    /// comparisons.csv and plots/black-score.svg. Game statistics are not pooled.
+    BalancePool {
+        /// A study's cells.csv (two or more).
+        #[arg(required = true, num_args = 2..)]
+        cells: Vec<std::path::PathBuf>,
+        /// Also compare starts A and B at every tier (repeatable); every start is compared with seed anyway.
+        #[arg(long)]
+        compare: Vec<String>,
+        /// The pooled study's name (its table's title).
+        #[arg(long, default_value = "pooled")]
+        name: String,
+        /// Where to write the pooled files.
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
     /// Rate every generation of a run against its neighbours and fixed anchors, on one
     /// Elo scale; plots Elo over generations and CPU-hours.
     Ladder {
@@ -408,6 +426,10 @@ struct BalanceArgs {
     /// Random legal plies from each start before play (changes the start).
     #[arg(long)]
     opening_plies: Option<u32>,
+    /// Seed of the noise and the opening plies (default 1). A second study of the same
+    /// cells with another seed plays other games, to pool with `copper balance-pool`.
+    #[arg(long)]
+    seed: Option<u64>,
     /// Study directory (default data/balance/<name>).
     #[arg(long)]
     out: Option<std::path::PathBuf>,
@@ -902,6 +924,7 @@ fn run(cli: Cli) -> Result<()> {
                 max_plies: a.max_plies,
                 noise: a.noise,
                 opening_plies: a.opening_plies,
+                seed: a.seed,
                 out_dir: a.out,
                 run_dir: a.run,
                 value_model: a.value_model,
@@ -917,6 +940,18 @@ fn run(cli: Cli) -> Result<()> {
             print!("{}", balance::report::table(&report));
             refresh_page(&cfg.out_dir());
             println!("results in {}", cfg.out_dir().display());
+        }
+        Command::BalancePool { cells, compare, name, out } => {
+            let pairs = compare
+                .iter()
+                .map(|p| match p.split_once(',') {
+                    Some((a, b)) if !a.trim().is_empty() && !b.trim().is_empty() => Ok((a.trim().to_string(), b.trim().to_string())),
+                    _ => Err(anyhow::anyhow!("--compare '{p}': expected two start names, A,B")),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let report = balance::pool::pool_files(&name, &cells, &pairs, &out)?;
+            print!("{}", balance::report::table(&report));
+            println!("pooled cells in {}", out.display());
         }
         Command::Ladder { run, work_dir, anchors, rounds, sims, movetime, threads, every, quiet } => {
             model::init_cpu_threads(threads);
