@@ -20,7 +20,7 @@ use crate::gamestats;
 use crate::netview::NetView;
 use crate::phasevalues::PhaseValues;
 use crate::report::{CellReport, Comparison, StudyReport, ENDINGS};
-use crate::stats::{two_sample_test, BlackTally, CellStats, CONFIDENCE};
+use crate::stats::{BlackTally, CellStats, CONFIDENCE};
 use rules::Color;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -206,17 +206,7 @@ pub fn pool(name: &str, parts: &[(PathBuf, String)], compare: &[(String, String)
     for tier in &tiers {
         for (a, b) in &pairs {
             let (Some(ta), Some(tb)) = (pooled.get(&(tier.to_string(), a.clone())), pooled.get(&(tier.to_string(), b.clone()))) else { continue };
-            let (ta, tb) = (&ta.tally, &tb.tally);
-            comparisons.push(Comparison {
-                tier: tier.to_string(),
-                a: a.clone(),
-                b: b.clone(),
-                games_a: ta.games(),
-                games_b: tb.games(),
-                score_a: ta.score(),
-                score_b: tb.score(),
-                test: two_sample_test(ta, tb, CONFIDENCE),
-            });
+            comparisons.push(Comparison::of(tier, a, b, &ta.tally, &tb.tally));
         }
     }
     Ok(StudyReport {
@@ -254,6 +244,7 @@ pub fn pool_files(name: &str, paths: &[PathBuf], compare: &[(String, String)], o
 mod tests {
     use super::*;
     use crate::report::cells_csv;
+    use crate::stats::two_sample_test;
 
     /// `(tier, start, W, D, L, mean plies, endings)`.
     type Cell<'a> = (&'a str, &'a str, u64, u64, u64, f64, &'a [(&'a str, u64)]);

@@ -58,6 +58,22 @@ pub struct Comparison {
     pub test: Difference,
 }
 
+impl Comparison {
+    /// Start `a` against start `b` at `tier`, from their tallies.
+    pub fn of(tier: &str, a: &str, b: &str, ta: &BlackTally, tb: &BlackTally) -> Comparison {
+        Comparison {
+            tier: tier.to_string(),
+            a: a.to_string(),
+            b: b.to_string(),
+            games_a: ta.games(),
+            games_b: tb.games(),
+            score_a: ta.score(),
+            score_b: tb.score(),
+            test: two_sample_test(ta, tb, CONFIDENCE),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct TierInfo {
     pub name: String,
@@ -170,16 +186,7 @@ pub fn build(input: ReportInput, results: &[JobResult]) -> StudyReport {
     for tier in &tier_names {
         for (a, b) in &input.comparisons {
             let (Some(ta), Some(tb)) = (tallies.get(&(tier.clone(), a.clone())), tallies.get(&(tier.clone(), b.clone()))) else { continue };
-            comparisons.push(Comparison {
-                tier: tier.clone(),
-                a: a.clone(),
-                b: b.clone(),
-                games_a: ta.games(),
-                games_b: tb.games(),
-                score_a: ta.score(),
-                score_b: tb.score(),
-                test: two_sample_test(ta, tb, CONFIDENCE),
-            });
+            comparisons.push(Comparison::of(tier, a, b, ta, tb));
         }
     }
     StudyReport {
