@@ -214,7 +214,7 @@ pub fn pool(name: &str, parts: &[(PathBuf, String)], compare: &[(String, String)
         variant: String::new(),
         options: BTreeMap::new(),
         confidence: CONFIDENCE,
-        games_per_cell: cells.iter().map(|c| c.stats.games).max().unwrap_or(0) as u32,
+        games_per_cell: u32::try_from(cells.iter().map(|c| c.stats.games).max().unwrap_or(0)).unwrap_or(u32::MAX),
         max_plies: 0,
         opening_plies: opening_plies.map_or(0, |(p, _)| p),
         seed: 0,
