@@ -348,18 +348,7 @@ impl StudyConfig {
     /// study has it), then the `compare` pairs, without repeats.
     pub fn comparisons(&self) -> Result<Vec<(String, String)>, BalanceError> {
         let starts = self.starts_resolved()?;
-        let mut out: Vec<(String, String)> = Vec::new();
-        if starts.iter().any(|s| s.name == "seed") {
-            out.extend(starts.iter().filter(|s| s.name != "seed").map(|s| (s.name.clone(), "seed".to_string())));
-        }
-        for c in &self.compare {
-            let (a, b) = parse_pair(c)?;
-            let p = (a.to_string(), b.to_string());
-            if !out.contains(&p) {
-                out.push(p);
-            }
-        }
-        Ok(out)
+        comparison_pairs(starts.iter().map(|s| s.name.as_str()), &self.compare)
     }
 
     /// Worker threads (all cores for 0).
@@ -377,6 +366,29 @@ impl StudyConfig {
 }
 
 /// `"A,B"` as two trimmed names.
+/// Every start against `seed` (when `seed` is one of `starts`), then each `extra` pair
+/// `"A,B"` not already there.
+pub(crate) fn comparison_pairs<'a>(starts: impl IntoIterator<Item = &'a str>, extra: &[String]) -> Result<Vec<(String, String)>, BalanceError> {
+    let starts: Vec<&str> = starts.into_iter().collect();
+    let mut out: Vec<(String, String)> = Vec::new();
+    if starts.contains(&"seed") {
+        for s in starts.iter().filter(|s| **s != "seed") {
+            let p = (s.to_string(), "seed".to_string());
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    for c in extra {
+        let (a, b) = parse_pair(c)?;
+        let p = (a.to_string(), b.to_string());
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
 fn parse_pair(text: &str) -> Result<(&str, &str), BalanceError> {
     match text.split_once(',') {
         Some((a, b)) if !a.trim().is_empty() && !b.trim().is_empty() && !b.contains(',') => Ok((a.trim(), b.trim())),

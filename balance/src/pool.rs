@@ -113,8 +113,8 @@ fn parse_cells(source: &str, text: &str) -> Result<Vec<PartCell>, BalanceError> 
 
 /// The pooled report of the `cells.csv` files `parts` (path, text): every cell of any part,
 /// in the order first seen, with every start compared against `seed` at each tier and the
-/// extra `compare` pairs (start names).
-pub fn pool(name: &str, parts: &[(PathBuf, String)], compare: &[(String, String)]) -> Result<StudyReport, BalanceError> {
+/// extra `compare` pairs (`"A,B"`).
+pub fn pool(name: &str, parts: &[(PathBuf, String)], compare: &[String]) -> Result<StudyReport, BalanceError> {
     if parts.len() < 2 {
         return Err(BalanceError::Invalid(format!("pooling needs two or more cells.csv files, got {}", parts.len())));
     }
@@ -188,20 +188,7 @@ pub fn pool(name: &str, parts: &[(PathBuf, String)], compare: &[(String, String)
             tiers.push(t);
         }
     }
-    let mut pairs: Vec<(String, String)> = Vec::new();
-    if order.iter().any(|(_, s)| s == "seed") {
-        for (_, s) in &order {
-            let pair = (s.clone(), "seed".to_string());
-            if s != "seed" && !pairs.contains(&pair) {
-                pairs.push(pair);
-            }
-        }
-    }
-    for p in compare {
-        if !pairs.contains(p) {
-            pairs.push(p.clone());
-        }
-    }
+    let pairs = crate::config::comparison_pairs(order.iter().map(|(_, s)| s.as_str()), compare)?;
     let mut comparisons = Vec::new();
     for tier in &tiers {
         for (a, b) in &pairs {
@@ -228,7 +215,7 @@ pub fn pool(name: &str, parts: &[(PathBuf, String)], compare: &[(String, String)
 
 /// Pools the `cells.csv` files at `paths` and writes `cells.csv`, `comparisons.csv` and
 /// `plots/black-score.svg` into `out`; returns the report.
-pub fn pool_files(name: &str, paths: &[PathBuf], compare: &[(String, String)], out: &Path) -> Result<StudyReport, BalanceError> {
+pub fn pool_files(name: &str, paths: &[PathBuf], compare: &[String], out: &Path) -> Result<StudyReport, BalanceError> {
     let parts = paths.iter().map(|p| std::fs::read_to_string(p).map(|t| (p.clone(), t)).map_err(io_err(p))).collect::<Result<Vec<_>, _>>()?;
     let rep = pool(name, &parts, compare)?;
     std::fs::create_dir_all(out).map_err(io_err(out))?;
@@ -325,7 +312,7 @@ mod tests {
     fn a_cell_in_one_part_only_keeps_its_games_and_extra_pairs_are_compared() {
         let a = part(0, &[("t", "seed", 5, 0, 5, 90.0, &[("checkmate", 10)])]);
         let b = part(0, &[("t", "seed", 1, 0, 1, 90.0, &[("checkmate", 2)]), ("t", "no-copper", 2, 2, 0, 70.0, &[("checkmate", 2), ("repetition", 2)])]);
-        let pairs = [("no-copper".to_string(), "seed".to_string()), ("seed".to_string(), "no-copper".to_string())];
+        let pairs = ["no-copper,seed".to_string(), "seed, no-copper".to_string()];
         let rep = pool("pooled", &parts(&[a, b]), &pairs).unwrap();
         assert_eq!(rep.cells[0].stats.games, 12);
         assert_eq!(rep.cells[1].stats, CellStats::new(&BlackTally::new(2, 2, 0), CONFIDENCE));

@@ -942,14 +942,7 @@ fn run(cli: Cli) -> Result<()> {
             println!("results in {}", cfg.out_dir().display());
         }
         Command::BalancePool { cells, compare, name, out } => {
-            let pairs = compare
-                .iter()
-                .map(|p| match p.split_once(',') {
-                    Some((a, b)) if !a.trim().is_empty() && !b.trim().is_empty() => Ok((a.trim().to_string(), b.trim().to_string())),
-                    _ => Err(anyhow::anyhow!("--compare '{p}': expected two start names, A,B")),
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let report = balance::pool::pool_files(&name, &cells, &pairs, &out)?;
+            let report = balance::pool::pool_files(&name, &cells, &compare, &out)?;
             print!("{}", balance::report::table(&report));
             println!("pooled cells in {}", out.display());
         }
