@@ -593,6 +593,11 @@ impl Prepared {
         })
     }
 
+    /// The players' parsed specs (what a worker checks before it plays any game).
+    pub fn player_specs(&self) -> impl Iterator<Item = &PlayerSpec> {
+        self.factories.iter().map(|f| &f.spec)
+    }
+
     /// Every job id, ascending.
     pub fn job_ids(&self) -> Vec<u64> {
         let mut ids: Vec<u64> = self.jobs.keys().copied().collect();

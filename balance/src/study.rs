@@ -292,6 +292,11 @@ impl Prepared {
         })
     }
 
+    /// The tiers' parsed specs (what a worker checks before it plays any game).
+    pub fn player_specs(&self) -> impl Iterator<Item = &players::PlayerSpec> {
+        self.factories.iter().map(|f| &f.spec)
+    }
+
     /// Every game id, in the order a local run plays them (a game of every cell in turn).
     pub fn job_ids(&self) -> Vec<u64> {
         self.order.clone()

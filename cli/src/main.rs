@@ -119,10 +119,12 @@ enum Command {
         #[arg(long)]
         no_jobs: bool,
         /// A USI engine that tournaments' and studies' games may run on this worker
-        /// (repeatable). A job naming any other engine is refused: write access to the
+        /// (repeatable): a program, started with no arguments or options, or a spec
+        /// fixing how it starts (`usi:PATH,arg=ARG,option.NAME=VALUE`). A job naming any
+        /// other engine, or this one started otherwise, is refused: write access to the
         /// store must not mean running commands on every worker.
-        #[arg(long = "allow-engine", value_name = "PATH")]
-        allow_engine: Vec<std::path::PathBuf>,
+        #[arg(long = "allow-engine", value_name = "PATH|SPEC")]
+        allow_engine: Vec<String>,
     },
     /// The trainer of a run in a store (`--store`): waits for each generation's games,
     /// trains, publishes the next model and evaluates it. A second trainer on the same
@@ -147,6 +149,11 @@ enum Command {
         /// another --id then takes the generation over).
         #[arg(long, default_value_t = 120.0)]
         lease_seconds: f64,
+        /// Without --config: a USI engine the stored config's teacher or evaluation anchor
+        /// may start (repeatable; a program, or `usi:PATH,arg=…,option.NAME=VALUE` fixing
+        /// how it starts). The store is not trusted to name programs.
+        #[arg(long = "allow-engine", value_name = "PATH|SPEC")]
+        allow_engine: Vec<String>,
     },
     /// The training loop: self-play, training and evaluation, generation after
     /// generation, in a run directory; the same command resumes an interrupted run.
@@ -313,6 +320,11 @@ enum Command {
         /// No progress bar (the table and the ladder only).
         #[arg(long)]
         quiet: bool,
+        /// Without --anchor: a USI engine the run's config may name as its evaluation
+        /// anchor (repeatable; a program or a `usi:PATH,…` spec fixing how it starts).
+        /// A run directory or store is not trusted to name programs.
+        #[arg(long = "allow-engine", value_name = "PATH|SPEC")]
+        allow_engine: Vec<String>,
     },
     /// Write one self-contained HTML page (boards, moves, scores, tables, plots) for a
     /// tournament directory, a balance study, a training run, or a file of games
@@ -346,10 +358,16 @@ enum Command {
         /// standard shogi; `copper view` reads them).
         #[arg(long, default_value = "data/play")]
         out: std::path::PathBuf,
-        /// A USI engine the page may choose as the opponent (repeatable); no other
-        /// process is ever started from a request.
-        #[arg(long = "allow-engine")]
-        allow_engine: Vec<std::path::PathBuf>,
+        /// A USI engine the page may choose as the opponent (repeatable): a program,
+        /// started with no arguments or options, or a spec fixing how it starts
+        /// (`usi:PATH,arg=ARG,option.NAME=VALUE`). No other process is ever started
+        /// from a request, and a request never changes how this one starts.
+        #[arg(long = "allow-engine", value_name = "PATH|SPEC")]
+        allow_engine: Vec<String>,
+        /// A model directory the page may play besides the shipped models (repeatable),
+        /// e.g. the last generation of your run: data/runs/pocket-copper/models/gen-0030.
+        #[arg(long = "model", value_name = "DIR")]
+        models: Vec<std::path::PathBuf>,
         /// Open a study board of this position: an SFEN, or a game as `sfen … moves …` /
         /// `startpos moves …` (`copper view` pages print this command for a ply).
         #[arg(long, conflicts_with = "game")]
@@ -764,7 +782,7 @@ fn run(cli: Cli) -> Result<()> {
                 max_games,
             };
             let stop = std::sync::atomic::AtomicBool::new(false);
-            let mut jobs = dispatch::JobServer::new(store.clone(), &opts.id, allow_engine)?;
+            let mut jobs = dispatch::JobServer::new(store.clone(), &opts.id, players::EngineAllowList::parse(&allow_engine)?)?;
             if jobs_only {
                 jobs.serve(opts.poll, &stop)?;
             }
@@ -780,7 +798,7 @@ fn run(cli: Cli) -> Result<()> {
                 store.counters()
             );
         }
-        Command::Trainer { fleet, config, generations, threads, settle_seconds, lease_seconds } => {
+        Command::Trainer { fleet, config, generations, threads, settle_seconds, lease_seconds, allow_engine } => {
             let store = fleet.store()?;
             let mut cfg = config.as_deref().map(pipeline::RunConfig::load).transpose()?;
             if let Some(c) = cfg.as_mut() {
@@ -801,6 +819,7 @@ fn run(cli: Cli) -> Result<()> {
                 settle: FleetArgs::seconds("settle-seconds", settle_seconds)?,
                 lease: FleetArgs::seconds("lease-seconds", lease_seconds)?,
                 no_more_games: None,
+                allowed_engines: players::EngineAllowList::parse(&allow_engine)?,
             };
             pipeline::fleet::run_trainer(&store, cfg.as_ref(), &opts, !fleet.quiet, &mut |dir| refresh_page(dir))?;
             println!("trainer {}: store: {}", opts.id, store.counters());
@@ -873,7 +892,7 @@ fn run(cli: Cli) -> Result<()> {
             print!("{}", arena::report::table(&report));
             println!("results in {}", cfg.out_dir.display());
         }
-        Command::Play { port, listen, out, allow_engine, analyse, game, index, variant } => {
+        Command::Play { port, listen, out, allow_engine, models, analyse, game, index, variant } => {
             let study = match (analyse, game) {
                 (Some(text), _) => Some((variant, text)),
                 (None, Some(path)) => Some(play::game_from_file(&path, index)?),
@@ -881,7 +900,11 @@ fn run(cli: Cli) -> Result<()> {
             };
             let listen = listen.unwrap_or_else(|| std::net::SocketAddr::from(([127, 0, 0, 1], port)));
             let mut config = play::PlayConfig::new(listen, out.clone());
-            config.allowed_engines = allow_engine;
+            config.allowed_engines = players::EngineAllowList::parse(&allow_engine)?;
+            for m in &models {
+                anyhow::ensure!(m.join("model.json").exists(), "--model {}: no model.json there (a model directory is models/gen-NNNN of a run)", m.display());
+            }
+            config.models = models;
             let server = play::start(config)?;
             match &study {
                 Some((variant, text)) => println!("copper play: open {}", server.url_analysing(variant, text)),
@@ -946,9 +969,10 @@ fn run(cli: Cli) -> Result<()> {
             print!("{}", balance::report::table(&report));
             println!("pooled cells in {}", out.display());
         }
-        Command::Ladder { run, work_dir, anchors, rounds, sims, movetime, threads, every, quiet } => {
+        Command::Ladder { run, work_dir, anchors, rounds, sims, movetime, threads, every, quiet, allow_engine } => {
             model::init_cpu_threads(threads);
-            let opts = pipeline::ladder::LadderOptions { anchors, rounds, simulations: sims, movetime_ms: movetime, threads, every };
+            let allowed_engines = players::EngineAllowList::parse(&allow_engine)?;
+            let opts = pipeline::ladder::LadderOptions { anchors, rounds, simulations: sims, movetime_ms: movetime, threads, every, allowed_engines };
             if run.contains("://") {
                 let store = store::Store::open(&run)?;
                 let local = pipeline::fleet::copy_for_reading(&store, &work_dir)?;

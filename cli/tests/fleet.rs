@@ -317,6 +317,65 @@ fn second_trainers(fleet: &Fleet) {
     kill(t1);
 }
 
+/// A stored config is not the operator's: a trainer that goes on with it (no `--config`)
+/// starts no teacher or anchor engine its command line did not allow, however the spec is
+/// spelled, and `copper ladder` takes no anchor engine from it; a trainer whose
+/// `generations` leaves it nothing to train writes nothing and says why.
+fn a_stored_config_is_not_trusted(fleet: &Fleet) {
+    let run = fleet.another_run("stored-config");
+    let s = run.store();
+    let marker = fleet.work.join("stored-config-ran");
+    let script = fleet.work.join("stored-config-engine.sh");
+    std::fs::write(&script, format!("#!/bin/sh\necho \"$@\" >> {}\n", marker.display())).unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let engine = script.display().to_string();
+    let teacher = format!(
+        "games = 4\nengine = \"usi:{engine}\"\ndepth = 1\ntemperature = 100.0\nmargin = 600\nrandom_plies = 4\nsample_plies = 6\nvalue_share = 1.0\nsteps = 10\nwindow_generations = 1\n"
+    );
+    type Edit<'a> = Box<dyn Fn(&mut toml::Table) + 'a>;
+    let hostile: [(&str, Edit); 4] = [
+        ("a teacher", Box::new(|c: &mut toml::Table| _ = c.insert("teacher".into(), toml::from_str::<toml::Table>(&teacher).unwrap().into()))),
+        ("an anchor", Box::new(|c: &mut toml::Table| c["evaluation"]["anchor"] = format!("usi:{engine},nodes=1").into())),
+        ("a spaced anchor", Box::new(|c: &mut toml::Table| c["evaluation"]["anchor"] = format!(" usi : \"{engine}\" ,nodes=1").into())),
+        ("an anchor with options", Box::new(|c: &mut toml::Table| c["evaluation"]["anchor"] = format!("usi:{engine},nodes=1,option.Log=/tmp/x").into())),
+    ];
+    for (what, edit) in hostile {
+        let path = config_with(fleet.work, "stored-config.toml", edit);
+        s.put(keys::CONFIG, pipeline::RunConfig::load(&path).unwrap().to_toml()).unwrap();
+        let out =
+            run.copper(&["trainer", "--settle-seconds", "0.5", "--allow-engine", "/usr/games/fairy-stockfish"], "t1", "stored-config-t1").output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("does not allow") && err.contains("--allow-engine"), "{what}: {err}");
+        assert!(!marker.exists(), "{what}: the stored config started a program");
+        // With the engine allowed but not its options, still refused.
+        if what.contains("options") {
+            let out = run.copper(&["trainer", "--settle-seconds", "0.5", "--allow-engine", &engine], "t1", "stored-config-t1").output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success() && err.contains("only the command line sets how an engine starts"), "{what}: {err}");
+            assert!(!marker.exists(), "{what}: the stored config started a program");
+        }
+    }
+    // The ladder without --anchor takes the run's anchor: refused likewise.
+    let mut ladder = Command::new(env!("CARGO_BIN_EXE_copper"));
+    ladder.args(["ladder", "--run", &run.url, "--rounds", "1", "--threads", "1", "--quiet", "--work-dir"]).arg(fleet.work.join("stored-config-ladder"));
+    let out = ladder.envs(run.env.iter().map(|(k, v)| (*k, v.as_str()))).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("evaluation anchor") && err.contains("--allow-engine"), "ladder: {err}");
+    assert!(!marker.exists(), "the ladder started the run's anchor");
+
+    // Fewer generations than the run has evaluated: nothing to train, nothing written.
+    let three = config_with(fleet.work, "stored-three.toml", |c| c["generations"] = 3.into());
+    let stored = pipeline::RunConfig::load(&three).unwrap().to_toml();
+    s.put(keys::CONFIG, stored.clone()).unwrap();
+    s.put(&keys::eval_report(1), "{}").unwrap();
+    let one = config_with(fleet.work, "stored-one.toml", |c| c["generations"] = 1.into());
+    let out = run.trainer("t2", &one, "stored-config-t2").wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("nothing to train"), "{err}");
+    assert_eq!(String::from_utf8(s.get(keys::CONFIG).unwrap().unwrap().to_vec()).unwrap(), stored, "a trainer with nothing to train rewrote the config");
+    assert!(s.list(&keys::claims(1)).unwrap().is_empty(), "a trainer with nothing to train claimed a generation");
+}
+
 /// A trainer killed after it published generation 1's model but before its evaluation,
 /// restarted on an empty work directory: it evaluates and goes on from the published
 /// model, never a retrained one; and a model altered in the store is refused on fetch.
@@ -518,6 +577,7 @@ fn sixteen_workers(fleet: &Fleet) {
 fn restart_paths(fleet: &Fleet) {
     workers_that_never_idle(fleet);
     second_trainers(fleet);
+    a_stored_config_is_not_trusted(fleet);
     a_hostile_step_manifest(fleet);
     a_paused_trainer(fleet);
     restart_after_publishing(fleet);

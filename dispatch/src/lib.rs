@@ -33,8 +33,11 @@
 //!   coordinator logs each, and gives up when no result has come for its `stall` time
 //!   while a worker has said it cannot play.
 //!
-//! Workers run no USI engine the job names unless their own command line allows it
-//! (`copper worker --allow-engine PATH`): the store is not trusted to name commands.
+//! Workers run no USI engine the job names unless their own command line allows it, and
+//! start it only as the command line says (`copper worker --allow-engine PATH` or
+//! `--allow-engine 'usi:PATH,arg=…,option.NAME=VALUE'`): the store is not trusted to
+//! name commands, their arguments, directories or options. The players' parsed specs
+//! decide ([`players::EngineAllowList`]), so no spelling of a spec hides an engine.
 //!
 //! The coordinator counts results in unit order (the order of a local run's job list),
 //! so its outputs, the SPRT's stopping point included, do not depend on which worker is
@@ -244,6 +247,12 @@ impl Prepared {
             other => bail!("unknown kind `{other}` (this worker plays arena and balance jobs)"),
         })
     }
+    fn player_specs(&self) -> Vec<&players::PlayerSpec> {
+        match self {
+            Prepared::Arena(p) => p.player_specs().collect(),
+            Prepared::Balance(p) => p.player_specs().collect(),
+        }
+    }
     fn units(&self) -> Vec<u64> {
         match self {
             Prepared::Arena(p) => p.job_ids(),
@@ -273,33 +282,12 @@ const CLAIM_REFRESH: Duration = Duration::from_secs(60);
 /// job) is a departed worker's.
 const CLAIM_STALE: Duration = Duration::from_secs(300);
 
-/// The USI engine commands a job's spec names: every string that is a `usi:` player spec
-/// (wherever the job kind keeps its players).
-fn usi_engines(spec: &serde_json::Value) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let mut stack = vec![spec];
-    while let Some(v) = stack.pop() {
-        match v {
-            serde_json::Value::String(s) => {
-                let t = s.trim_start();
-                if t.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("usi:")) {
-                    out.insert(t[4..].split(',').next().unwrap_or_default().trim().to_string());
-                }
-            }
-            serde_json::Value::Array(a) => stack.extend(a),
-            serde_json::Value::Object(o) => stack.extend(o.values()),
-            _ => {}
-        }
-    }
-    out
-}
-
 /// Serves the store's jobs one game at a time (`copper worker`).
 pub struct JobServer {
     store: Store,
     id: String,
-    /// The USI engines this worker's command line allows jobs to run.
-    allowed_engines: Vec<std::path::PathBuf>,
+    /// The USI engines this worker's command line allows jobs to run, and how.
+    allowed_engines: players::EngineAllowList,
     /// Jobs built so far; a job that cannot be built is remembered with its error and
     /// when, and tried again after [`RETRY_PREPARE`].
     prepared: HashMap<String, Result<Arc<Prepared>, (String, std::time::Instant)>>,
@@ -329,22 +317,21 @@ impl JobState {
 }
 
 impl JobServer {
-    /// A server named `id` (its claims carry the name) that runs only the USI engines in
-    /// `allowed_engines`.
-    pub fn new(store: Store, id: &str, allowed_engines: Vec<std::path::PathBuf>) -> Result<JobServer> {
+    /// A server named `id` (its claims carry the name) that runs only the USI engines
+    /// `allowed_engines` allows, started only as it allows them.
+    pub fn new(store: Store, id: &str, allowed_engines: players::EngineAllowList) -> Result<JobServer> {
         if id.is_empty() || id.contains('/') || id.starts_with('.') {
             bail!("worker id `{id}`: must be non-empty, without `/`, not starting with `.`");
         }
         Ok(JobServer { store, id: id.to_string(), allowed_engines, prepared: HashMap::new(), played: 0 })
     }
 
-    /// Refuses a job that names a USI engine this worker was not allowed to run.
-    fn check_engines(&self, file: &JobFile) -> Result<()> {
-        let same = |a: &std::path::Path, b: &std::path::Path| a == b || a.canonicalize().ok().is_some_and(|x| b.canonicalize().ok() == Some(x));
-        for engine in usi_engines(&file.spec) {
-            if !self.allowed_engines.iter().any(|a| same(a, std::path::Path::new(&engine))) {
-                bail!("it runs the USI engine `{engine}`, which this worker does not allow (start it with --allow-engine {engine} to allow it)");
-            }
+    /// Refuses a job whose players would start a program this worker's command line did
+    /// not allow, or start an allowed one otherwise than it allows (the parsed specs
+    /// decide, [`players::EngineAllowList::check`]). Building a job starts nothing.
+    fn check_engines(&self, prepared: &Prepared) -> Result<()> {
+        for spec in prepared.player_specs() {
+            self.allowed_engines.check(spec)?;
         }
         Ok(())
     }
@@ -381,8 +368,8 @@ impl JobServer {
             let Some(bytes) = self.store.get(&key)? else { return Ok(None) };
             let built = serde_json::from_slice::<JobFile>(&bytes)
                 .context("not a job file")
-                .and_then(|f| self.check_engines(&f).map(|()| f))
                 .and_then(|f| Prepared::new(&f))
+                .and_then(|p| self.check_engines(&p).map(|()| p))
                 .map(Arc::new)
                 .map_err(|e| format!("{}: `{key}`: {e:#}", self.store.url()));
             match &built {
@@ -514,7 +501,8 @@ mod tests {
         let (store, job, cfg) = open_job(dir.path(), 20);
         let units = cfg.jobs().len() as u64;
         assert!(units >= 40);
-        let mut servers: Vec<JobServer> = ["w1", "w2", "w3"].iter().map(|w| JobServer::new(store.clone(), w, Vec::new()).unwrap()).collect();
+        let mut servers: Vec<JobServer> =
+            ["w1", "w2", "w3"].iter().map(|w| JobServer::new(store.clone(), w, players::EngineAllowList::default()).unwrap()).collect();
         for round in 0..4 {
             for server in &mut servers {
                 assert!(server.serve_one().unwrap());
@@ -537,12 +525,12 @@ mod tests {
         store.put(&claim_key(&job, 30, "w1"), "w1").unwrap();
         store.put(&claim_key(&job, 0, "w1"), "w1").unwrap();
         let played = |store: &Store| played_units(store, &job);
-        let mut w2 = JobServer::new(store.clone(), "w2", Vec::new()).unwrap();
+        let mut w2 = JobServer::new(store.clone(), "w2", players::EngineAllowList::default()).unwrap();
         for _ in 0..4 {
             assert!(w2.serve_one().unwrap());
         }
         assert!(!played(&store).iter().any(|u| [0, 30].contains(u)), "w2 leaves w1's claims: {:?}", played(&store));
-        let mut w1 = JobServer::new(store.clone(), "w1", Vec::new()).unwrap();
+        let mut w1 = JobServer::new(store.clone(), "w1", players::EngineAllowList::default()).unwrap();
         assert!(w1.serve_one().unwrap());
         assert!(w1.serve_one().unwrap());
         let now = played(&store);
@@ -557,7 +545,7 @@ mod tests {
         let (store, job, _) = open_job(dir.path(), 20);
         store.put(&claim_key(&job, 0, "gone"), "gone").unwrap();
         store.put(&claim_key(&job, 1, "busy"), "busy").unwrap();
-        let mut w2 = JobServer::new(store.clone(), "w2", Vec::new()).unwrap();
+        let mut w2 = JobServer::new(store.clone(), "w2", players::EngineAllowList::default()).unwrap();
         assert!(w2.serve_one().unwrap());
         assert!(!played_units(&store, &job).contains(&0), "a fresh claim is left alone");
         // Six minutes later by the store's clock: only w2's game and the busy claim are new.
@@ -585,7 +573,7 @@ mod tests {
         let (job, bytes) = file.encode().unwrap();
         store.put_new(&job_key(&job), bytes).unwrap();
         store.put(&open_key(&job), "").unwrap();
-        let mut server = JobServer::new(store.clone(), "w1", Vec::new()).unwrap();
+        let mut server = JobServer::new(store.clone(), "w1", players::EngineAllowList::default()).unwrap();
         let units = cfg.jobs().len();
         // Every unit is played once; then there is nothing left.
         for _ in 0..units {
@@ -632,37 +620,64 @@ mod tests {
         assert!(format!("{e:#}").contains(&unit_key(&job, 0)), "{e:#}");
     }
 
-    /// A job that names a USI engine the worker's command line does not allow is refused
-    /// before anything runs, and the worker says why in the store.
-    #[test]
-    fn a_job_naming_an_engine_the_worker_does_not_allow_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().join("store").to_str().unwrap()).unwrap();
-        let marker = dir.path().join("ran");
-        let mut cfg = tournament(dir.path());
-        // Were it run, this "engine" would leave a file behind.
-        let script = dir.path().join("engine.sh");
-        std::fs::write(&script, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+    /// An "engine" that leaves a file behind if it is ever started.
+    fn recording_engine(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+        let marker = dir.join("ran");
+        let script = dir.join("engine.sh");
+        std::fs::write(&script, format!("#!/bin/sh\necho \"$@\" >> {}\n", marker.display())).unwrap();
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-        cfg.players = vec![format!("usi:{},name=x", script.display()), "random,name=r".into()];
-        let spec = serde_json::to_value(&cfg).unwrap();
-        assert_eq!(usi_engines(&spec), BTreeSet::from([script.display().to_string()]));
-        let (job, bytes) = JobFile { kind: "arena".into(), spec }.encode().unwrap();
-        store.put_new(&job_key(&job), bytes).unwrap();
-        store.put(&open_key(&job), "").unwrap();
-        let mut server = JobServer::new(store.clone(), "w1", vec!["/usr/games/fairy-stockfish".into()]).unwrap();
-        assert!(!server.serve_one().unwrap(), "nothing is played");
-        assert!(!marker.exists(), "the engine ran");
-        let why = String::from_utf8(store.get(&error_key(&job, "w1")).unwrap().unwrap().to_vec()).unwrap();
-        assert!(why.contains("--allow-engine"), "{why}");
-        assert!(store.list(&results_prefix(&job)).unwrap().is_empty());
+        (script, marker)
     }
 
-    /// Engines are found wherever a job kind keeps its player specs, in any case.
+    /// Publishes an arena job whose first player is `player`.
+    fn publish_job(store: &Store, dir: &std::path::Path, player: String) -> String {
+        let mut cfg = tournament(dir);
+        cfg.players = vec![player, "random,name=r".into()];
+        let (job, bytes) = JobFile { kind: "arena".into(), spec: serde_json::to_value(&cfg).unwrap() }.encode().unwrap();
+        store.put_new(&job_key(&job), bytes).unwrap();
+        store.put(&open_key(&job), "").unwrap();
+        job
+    }
+
+    /// A job that names a USI engine the worker's command line does not allow — however
+    /// its spec is spelled — or an allowed one with arguments, a directory or options of
+    /// its own, is refused before anything runs, and the worker says why in the store.
     #[test]
-    fn the_engines_of_a_nested_spec_are_all_found() {
-        let spec = serde_json::json!({"tiers": [{"player": "USI:/opt/a,nodes=1"}, {"player": "alphabeta,depth=2"}], "x": ["  usi:/opt/b"]});
-        assert_eq!(usi_engines(&spec), BTreeSet::from(["/opt/a".to_string(), "/opt/b".to_string()]));
+    fn no_spelling_of_a_job_starts_an_engine_the_worker_did_not_allow() {
+        let dir = tempfile::tempdir().unwrap();
+        let (script, marker) = recording_engine(dir.path());
+        let path = script.display().to_string();
+        let hostile = [
+            (format!("usi:{path},nodes=10,name=x"), "does not allow"),
+            (format!("usi :{path},nodes=10,name=x"), "does not allow"),
+            (format!(" usi : {path} ,nodes=10,name=x"), "does not allow"),
+            (format!("\"usi\":\"{path}\",nodes=10,name=x"), "does not allow"),
+        ];
+        let allowed_with_extras = [
+            (format!("usi:{path},arg=-c,nodes=10,name=x"), "only the command line"),
+            (format!("usi:{path},dir=/,nodes=10,name=x"), "only the command line"),
+            (format!("usi:{path},option.Debug Log File={}/log,nodes=10,name=x", dir.path().display()), "only the command line"),
+        ];
+        let runs =
+            [(players::EngineAllowList::default(), &hostile[..]), (players::EngineAllowList::parse(&[path.as_str()]).unwrap(), &allowed_with_extras[..])];
+        for (i, (allowed, cases)) in runs.into_iter().enumerate() {
+            for (player, says) in cases {
+                let store = Store::open(dir.path().join(format!("store-{i}-{}", says.len() + player.len())).to_str().unwrap()).unwrap();
+                let job = publish_job(&store, dir.path(), player.clone());
+                let mut server = JobServer::new(store.clone(), "w1", allowed.clone()).unwrap();
+                assert!(!server.serve_one().unwrap(), "{player}: nothing is played");
+                assert!(!marker.exists(), "{player}: the engine ran");
+                let why = String::from_utf8(store.get(&error_key(&job, "w1")).unwrap().unwrap().to_vec()).unwrap();
+                assert!(why.contains(says), "{player}: {why}");
+                assert!(store.list(&results_prefix(&job)).unwrap().is_empty());
+            }
+        }
+        // The check is not a refusal of every engine: allowed as it is, the job is played.
+        let store = Store::open(dir.path().join("store-ok").to_str().unwrap()).unwrap();
+        publish_job(&store, dir.path(), format!("usi:{path},nodes=10,name=x"));
+        let mut server = JobServer::new(store.clone(), "w1", players::EngineAllowList::parse(&[path.as_str()]).unwrap()).unwrap();
+        let _ = server.serve_one();
+        assert!(marker.exists(), "the allowed engine was started");
     }
 
     /// A job no worker can prepare (a checkpoint missing on the workers) makes its
@@ -679,7 +694,7 @@ mod tests {
         let stop = AtomicBool::new(false);
         let e = std::thread::scope(|scope| {
             let serving = scope.spawn(|| {
-                let mut server = JobServer::new(store.clone(), "w7", Vec::new()).unwrap();
+                let mut server = JobServer::new(store.clone(), "w7", players::EngineAllowList::default()).unwrap();
                 server.serve(Duration::from_millis(10), &stop)
             });
             let e =

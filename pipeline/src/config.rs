@@ -161,6 +161,23 @@ impl RunConfig {
         Ok(())
     }
 
+    /// Refuses a config that came from a store or a run directory, not from the caller,
+    /// when it would start a program `allowed` does not allow, or start one otherwise
+    /// than `allowed` starts it: a USI evaluation anchor or teacher.
+    pub fn check_programs(&self, allowed: &players::EngineAllowList) -> Result<()> {
+        if self.evaluation.anchor_pairs > 0 {
+            let anchor = players::PlayerSpec::parse(&self.evaluation.anchor).map_err(|e| anyhow::anyhow!("evaluation.anchor: {e}"))?;
+            allowed.check(&anchor).map_err(|e| anyhow::anyhow!("evaluation.anchor: {e}"))?;
+        }
+        if let Some(command) = self.teacher.usi_command().filter(|_| self.teacher.enabled()) {
+            let options: Vec<(String, String)> = self.teacher.engine_options.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            allowed
+                .check_engine(std::path::Path::new(command), &[], None, &options)
+                .map_err(|e| anyhow::anyhow!("teacher.engine '{}': {e}", self.teacher.engine))?;
+        }
+        Ok(())
+    }
+
     /// The self-play network's device (`selfplay.device`).
     pub fn selfplay_device(&self) -> Result<model::DeviceSpec> {
         self.selfplay.device.parse().map_err(|e| anyhow::anyhow!("selfplay.{e}"))

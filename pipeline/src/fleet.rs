@@ -419,6 +419,10 @@ pub struct TrainerOptions {
     /// Set when the games will not come (the in-process worker of `copper train` ended):
     /// the trainer then stops waiting for them.
     pub no_more_games: Option<Arc<AtomicBool>>,
+    /// The USI engines a config read from the store may start (its teacher, its
+    /// evaluation anchor), and how (`--allow-engine`): the store is not trusted to name
+    /// programs. A config given by the caller is its own and is not checked.
+    pub allowed_engines: players::EngineAllowList,
 }
 
 /// The trainer's local copy of the run.
@@ -643,10 +647,27 @@ pub fn run_trainer(store: &Store, cfg: Option<&RunConfig>, opts: &TrainerOptions
     let local = local_run(store, opts)?;
     // A trainer that loses the run must leave it as it was: it claims its first
     // generation before it writes anything, the config included.
+    let from_store = cfg.is_none();
     let (cfg, write) = agreed_config(store, cfg)?;
+    if from_store {
+        cfg.check_programs(&opts.allowed_engines).with_context(|| format!("the run config stored in {}", store.url()))?;
+    }
     let first = first_generation_to_do(store, &cfg)?;
-    if let Some(g) = first {
-        claim(store, opts, g)?;
+    match first {
+        Some(g) => claim(store, opts, g)?,
+        // A trainer with nothing to train holds no generation, so it may not write the
+        // run's config (workers would read it and stop while the holder waits for games).
+        None if write => bail!(
+            "{} has every generation up to {} evaluated, so this trainer ({}) has nothing to train and holds no generation: \
+             it leaves the stored config as it is (give --generations above the generations done to go on)",
+            store.url(),
+            cfg.generations,
+            opts.id
+        ),
+        None => {
+            println!("trainer {}: every generation of the run in {} is done", opts.id, store.url());
+            return Ok(());
+        }
     }
     if write {
         store.put(keys::CONFIG, cfg.to_toml())?;

@@ -29,6 +29,9 @@ pub struct LadderOptions {
     pub threads: usize,
     /// Rate every `every`-th generation (and always the last).
     pub every: u32,
+    /// The USI engines the run's config may name as the default anchor (the run
+    /// directory, or the store it came from, is not trusted to name programs).
+    pub allowed_engines: players::EngineAllowList,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -48,6 +51,12 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     let cfg_path = run.config();
     let text = std::fs::read_to_string(&cfg_path).with_context(|| format!("{} is not a run directory (no config.toml)", run_dir.display()))?;
     let cfg: RunConfig = toml::from_str(&text).with_context(|| format!("in {}", cfg_path.display()))?;
+    if opts.anchors.is_empty() {
+        let anchor = players::PlayerSpec::parse(&cfg.evaluation.anchor)?;
+        opts.allowed_engines.check(&anchor).with_context(|| {
+            format!("the evaluation anchor of {} (name the anchors with --anchor, or allow the engine with --allow-engine)", cfg_path.display())
+        })?;
+    }
     let sims = opts.simulations.unwrap_or(cfg.evaluation.simulations);
     // Generation 0 exists when the teacher stage trained it.
     let mut gens: Vec<u32> = (0..=cfg.generations.max(1_000)).filter(|&g| run.model(g).join("model.json").exists()).collect();

@@ -126,6 +126,8 @@ pub fn train_loop_with(cfg: &RunConfig, show_progress: bool, after_generation: &
         settle: Duration::from_millis(20),
         lease: Duration::from_secs(60),
         no_more_games: Some(std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))),
+        // The config is the caller's own: nothing read from the run directory is checked.
+        allowed_engines: players::EngineAllowList::default(),
     };
     let worker = crate::fleet::WorkerOptions {
         id: "local".into(),

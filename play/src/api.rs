@@ -33,13 +33,26 @@ const MAX_SFEN: usize = 512;
 const MAX_MOVES: usize = 2048;
 /// Games open at once (each may hold an engine).
 const MAX_SESSIONS: usize = 32;
-/// The analysis search's largest budget.
+/// The analysis search's largest budget, and a search opponent's.
 const MAX_SIMULATIONS: u32 = 200_000;
+/// What an opponent named by the page may ask for (each a few minutes of one core or
+/// ~100 MB at most): the alpha-beta's depth, nodes and table entries; an allowed USI
+/// engine's nodes and depth; any player's time per move, main time and byoyomi or
+/// increment, in ms.
+pub(crate) const MAX_ALPHABETA_DEPTH: u32 = 6;
+pub(crate) const MAX_ALPHABETA_NODES: u64 = 20_000_000;
+pub(crate) const MAX_TT_ENTRIES: usize = 1 << 22;
+pub(crate) const MAX_ENGINE_NODES: u64 = 1_000_000_000;
+pub(crate) const MAX_ENGINE_DEPTH: u32 = 64;
+pub(crate) const MAX_MOVETIME_MS: u64 = 600_000;
+pub(crate) const MAX_MAIN_TIME_MS: u64 = 3 * 3_600_000;
 
 pub(crate) struct AppState {
     token: String,
     out: PathBuf,
-    allowed_engines: Vec<PathBuf>,
+    allowed_engines: players::EngineAllowList,
+    /// Model directories the command line named (`--model`), as given and resolved.
+    models: Vec<(PathBuf, Option<PathBuf>)>,
     idle_timeout: Duration,
     sessions: Mutex<HashMap<u64, Arc<Mutex<Session>>>>,
     next_id: AtomicU64,
@@ -55,6 +68,7 @@ impl AppState {
             token,
             out: config.out.clone(),
             allowed_engines: config.allowed_engines.clone(),
+            models: config.models.iter().map(|m| (m.clone(), m.canonicalize().ok())).collect(),
             idle_timeout: config.idle_timeout,
             sessions: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
@@ -203,7 +217,7 @@ fn variants() -> Vec<&'static Variant> {
 /// The named opponents of `variant`: its shipped model at a few strengths (the mate
 /// checks and the quiescence mix its model card plays with), the alpha-beta at a few
 /// depths, random moves.
-fn presets(variant: &Variant, has_model: bool, engines: &[PathBuf]) -> Vec<Preset> {
+fn presets(variant: &Variant, has_model: bool, models: &[(PathBuf, Option<PathBuf>)], engines: &players::EngineAllowList) -> Vec<Preset> {
     let p = |label: &str, spec: String| Preset { label: label.into(), spec };
     let extras = if variant.name == "hand-shogi" { "mate=on,qmix=0.5,qscale=1000" } else { "mate=on,mate3=all,qmix=0.5,qscale=1000" };
     let mut out = Vec::new();
@@ -213,20 +227,27 @@ fn presets(variant: &Variant, has_model: bool, engines: &[PathBuf]) -> Vec<Prese
         out.push(p("model, 16 simulations", "checkpoint,sims=16,name=model-16".into()));
         out.push(p("model, policy only (1 simulation)", "checkpoint,sims=1,name=model-policy".into()));
     }
+    // The models the command line named, where trained for this variant (first: the
+    // reason to name one is to play it).
+    let extras_of_own = "mate=on,qmix=0.5,qscale=1000";
+    let own: Vec<Preset> = models
+        .iter()
+        .filter(|(dir, _)| model::read_manifest(dir).ok().and_then(|m| m.game).is_some_and(|t| t.variant == variant.name))
+        .map(|(dir, _)| {
+            let name = dir.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_else(|| "model".into());
+            let quoted = players::spec::quote(&dir.display().to_string());
+            p(&format!("{}, at the time per move", dir.display()), format!("checkpoint:{quoted},{extras_of_own},name={}", players::spec::quote(&name)))
+        })
+        .collect();
+    out.splice(0..0, own);
     out.push(p("alpha-beta, at the time per move", "alphabeta,name=alphabeta".into()));
     for d in 1..=4 {
         out.push(p(&format!("alpha-beta, depth {d}"), format!("alphabeta,depth={d},name=alphabeta-d{d}")));
     }
     out.push(p("random moves", "random".into()));
-    for e in engines {
-        out.push(p(
-            &format!("USI engine {}", e.display()),
-            format!(
-                "usi:{},name={}",
-                players::spec::quote(&e.display().to_string()),
-                e.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default()
-            ),
-        ));
+    for e in engines.engines() {
+        let name = e.command.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
+        out.push(p(&format!("USI engine {}", e.command.display()), format!("{},name={}", e.to_spec(), players::spec::quote(&name))));
     }
     out
 }
@@ -242,11 +263,11 @@ async fn setup(State(state): State<Shared>) -> Json<Setup> {
                 starts: v.start_family().into_iter().map(|(n, _)| n).collect(),
                 view: VariantView::of(v),
                 has_model,
-                opponents: presets(v, has_model, &state.allowed_engines),
+                opponents: presets(v, has_model, &state.models, &state.allowed_engines),
             }
         })
         .collect();
-    Json(Setup { variants, movetime_ms: 500, engines: state.allowed_engines.iter().map(|p| p.display().to_string()).collect() })
+    Json(Setup { variants, movetime_ms: 500, engines: state.allowed_engines.engines().iter().map(|e| e.command.display().to_string()).collect() })
 }
 
 #[derive(Deserialize)]
@@ -402,14 +423,7 @@ async fn build_player(state: &Shared, text: &str, variant: &'static Variant, mov
         return Err(ApiError::bad("player spec: longer than 1024 characters"));
     }
     let spec = PlayerSpec::parse(text).map_err(|e| ApiError::bad(e.to_string()))?;
-    if let Kind::Usi(path) = &spec.kind {
-        if !state.allowed_engines.iter().any(|a| a == path) {
-            return Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                format!("player '{text}': a USI engine starts a process, so the page may name only engines the command line allowed (copper play --allow-engine {})", path.display()),
-            ));
-        }
-    }
+    check_page_spec(state, &spec)?;
     let limit = spec.limit.unwrap_or(Limit::MoveTime(movetime_ms));
     let timeout = Duration::from_millis(movetime_ms.saturating_mul(4)).max(Duration::from_secs(30));
     let factory = tokio::task::spawn_blocking(move || PlayerFactory::new(spec, variant, Some(limit), 1, timeout))
@@ -417,6 +431,48 @@ async fn build_player(state: &Shared, text: &str, variant: &'static Variant, mov
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
         .map_err(|e| ApiError::bad(e.to_string()))?;
     Ok((factory, limit))
+}
+
+/// Whether the page may have `spec` as an opponent: it starts no program but those the
+/// command line allowed, as it allowed them (403); it reads no model but the shipped
+/// ones and those the command line named (403); and it asks for no more time, work or
+/// memory than the caps above (400, naming the cap).
+fn check_page_spec(state: &AppState, spec: &PlayerSpec) -> Result<(), ApiError> {
+    let forbidden = |problem: String| ApiError::new(StatusCode::FORBIDDEN, format!("player '{}': {problem}", spec.text));
+    state.allowed_engines.check(spec).map_err(|e| forbidden(format!("{} (the page may start only what `copper play --allow-engine` allows)", e.problem)))?;
+    if let Kind::Checkpoint(dir) = &spec.kind {
+        let named = dir.as_os_str().is_empty()
+            || state.models.iter().any(|(given, resolved)| given == dir || resolved.is_some() && dir.canonicalize().ok() == *resolved);
+        if !named {
+            return Err(forbidden(format!(
+                "the page may play the shipped models and the models the command line named, not {} (copper play --model {} names it)",
+                dir.display(),
+                dir.display()
+            )));
+        }
+    }
+    let over = |what: &str, value: u64, cap: u64| -> Result<(), ApiError> {
+        if value > cap {
+            return Err(ApiError::bad(format!("player '{}': {what} {value} is over this server's cap of {cap}", spec.text)));
+        }
+        Ok(())
+    };
+    let search = matches!(spec.kind, Kind::Checkpoint(_) | Kind::Uniform);
+    let usi = matches!(spec.kind, Kind::Usi(_));
+    match spec.limit {
+        Some(Limit::Nodes(n)) if search => over("simulations", n, MAX_SIMULATIONS as u64)?,
+        Some(Limit::Nodes(n)) if usi => over("nodes", n, MAX_ENGINE_NODES)?,
+        Some(Limit::Nodes(n)) => over("nodes", n, MAX_ALPHABETA_NODES)?,
+        Some(Limit::Depth(d)) if usi => over("depth", d as u64, MAX_ENGINE_DEPTH as u64)?,
+        Some(Limit::Depth(d)) => over("depth", d as u64, MAX_ALPHABETA_DEPTH as u64)?,
+        Some(Limit::MoveTime(ms)) => over("movetime (ms)", ms, MAX_MOVETIME_MS)?,
+        Some(Limit::Byoyomi { main_ms, byoyomi_ms: extra }) | Some(Limit::Fischer { main_ms, increment_ms: extra }) => {
+            over("main time (ms)", main_ms, MAX_MAIN_TIME_MS)?;
+            over("byoyomi or increment (ms)", extra, MAX_MOVETIME_MS)?;
+        }
+        None => {}
+    }
+    over("tt (entries)", spec.tt_entries as u64, MAX_TT_ENTRIES as u64)
 }
 
 async fn new_game(State(state): State<Shared>, body: Result<Json<NewGame>, JsonRejection>) -> ApiResult<GameState> {

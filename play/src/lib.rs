@@ -28,9 +28,12 @@ pub struct PlayConfig {
     pub listen: SocketAddr,
     /// Where games are saved.
     pub out: PathBuf,
-    /// USI engines the page may name as opponents (`usi:PATH`); no other spec starts a
-    /// process.
-    pub allowed_engines: Vec<PathBuf>,
+    /// USI engines the page may name as opponents, each started only as the command line
+    /// says (`--allow-engine`); no other spec starts a process.
+    pub allowed_engines: players::EngineAllowList,
+    /// Model directories the page may name as `checkpoint:DIR` besides the variants'
+    /// shipped models (`--model`, repeatable): the way to play a model a run just made.
+    pub models: Vec<PathBuf>,
     /// The token every request must carry; `None`: a random one.
     pub token: Option<String>,
     /// A game no page has asked about for this long is closed (its engine freed).
@@ -39,7 +42,14 @@ pub struct PlayConfig {
 
 impl PlayConfig {
     pub fn new(listen: SocketAddr, out: PathBuf) -> PlayConfig {
-        PlayConfig { listen, out, allowed_engines: Vec::new(), token: None, idle_timeout: Duration::from_secs(120) }
+        PlayConfig {
+            listen,
+            out,
+            allowed_engines: players::EngineAllowList::default(),
+            models: Vec::new(),
+            token: None,
+            idle_timeout: Duration::from_secs(120),
+        }
     }
 }
 

@@ -519,3 +519,75 @@ fn two_tabs_play_at_once_and_a_closed_tab_frees_its_game() {
     }
     assert_eq!(status(ids[1]), 200);
 }
+
+/// What a page may name as an opponent: an allowed engine only as the command line starts
+/// it, checkpoints only the shipped ones and those the command line named, and no limit
+/// or table over its cap. Each refusal names why; nothing refused is started.
+#[test]
+fn a_page_names_only_what_the_command_line_allows() {
+    let out = tempfile::tempdir().unwrap();
+    let marker = out.path().join("ran");
+    let script = out.path().join("engine.sh");
+    std::fs::write(&script, format!("#!/bin/sh\necho \"$@\" >> {}\n", marker.display())).unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/pocket-copper");
+    // A copy of the shipped model elsewhere: a model directory the command line did not name.
+    let copy = out.path().join("copy");
+    std::fs::create_dir(&copy).unwrap();
+    for f in ["model.json", "weights.bpk"] {
+        std::fs::copy(shipped.join(f), copy.join(f)).unwrap();
+    }
+    let mut config = PlayConfig::new("127.0.0.1:0".parse().unwrap(), out.path().join("games"));
+    config.allowed_engines = players::EngineAllowList::parse(&[script.display().to_string()]).unwrap();
+    config.models = vec![shipped.clone()];
+    let server = play::start(config).unwrap();
+    let base = format!("http://{}", server.addr());
+    let token = server.url().split("token=").nth(1).unwrap().to_string();
+    let agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(60)).build();
+    let new_game = |opponent: &str| -> (u16, String) {
+        let body = serde_json::json!({"variant": "pocket-copper", "side": "black", "opponent": opponent}).to_string();
+        match agent.post(&format!("{base}/api/games?token={token}")).set("content-type", "application/json").send_string(&body) {
+            Ok(r) => (r.status(), r.into_string().unwrap()),
+            Err(ureq::Error::Status(code, r)) => (code, r.into_string().unwrap()),
+            Err(e) => panic!("{opponent}: {e}"),
+        }
+    };
+    let engine = script.display().to_string();
+    for (opponent, status, says) in [
+        (format!("usi:{engine},option.Debug Log File={}/log", out.path().display()), 403, "only the command line sets how an engine starts"),
+        (format!("usi:{engine},arg=-c"), 403, "only the command line sets how an engine starts"),
+        (format!("usi:{engine},dir=/"), 403, "only the command line sets how an engine starts"),
+        (format!(" usi : \"{}/other\" ", out.path().display()), 403, "does not allow"),
+        ("checkpoint:/etc".to_string(), 403, "copper play --model /etc"),
+        (format!("checkpoint:{},sims=8", copy.display()), 403, "--model"),
+        ("alphabeta,depth=30".to_string(), 400, "depth 30 is over this server's cap of 6"),
+        ("alphabeta,nodes=1000000000000000".to_string(), 400, "cap of 20000000"),
+        ("alphabeta,depth=2,tt=268435456".to_string(), 400, "tt (entries) 268435456 is over this server's cap of 4194304"),
+        ("checkpoint,sims=100000000".to_string(), 400, "simulations 100000000 is over this server's cap of 200000"),
+        ("checkpoint,movetime=3600000".to_string(), 400, "movetime (ms) 3600000"),
+        ("alphabeta,time=99999999999,byoyomi=1000".to_string(), 400, "main time (ms)"),
+    ] {
+        let (code, body) = new_game(&opponent);
+        assert_eq!(code, status, "{opponent}: {body}");
+        assert!(body.contains(says), "{opponent}: {body} does not say '{says}'");
+    }
+    assert!(!marker.exists(), "a refused engine was started");
+    // What the command line allows is played: the named model (by another spelling of its
+    // path too), the shipped one, limits at their caps.
+    let spelled = format!("{}/../pocket-copper", shipped.display());
+    for opponent in [
+        format!("checkpoint:{},sims=8", shipped.display()),
+        format!("checkpoint:{spelled},sims=8"),
+        "checkpoint,sims=8".into(),
+        "alphabeta,depth=6,tt=4194304".into(),
+    ] {
+        let (code, body) = new_game(&opponent);
+        assert_eq!(code, 200, "{opponent}: {body}");
+    }
+    // The page lists the named model and the allowed engine among the opponents.
+    let setup: Value = serde_json::from_str(&agent.get(&format!("{base}/api/setup?token={token}")).call().unwrap().into_string().unwrap()).unwrap();
+    let copper = setup["variants"].as_array().unwrap().iter().find(|v| v["name"] == "pocket-copper").unwrap();
+    let specs: Vec<&str> = copper["opponents"].as_array().unwrap().iter().map(|o| o["spec"].as_str().unwrap()).collect();
+    assert!(specs.iter().any(|s| s.starts_with(&format!("checkpoint:{}", shipped.display()))), "{specs:?}");
+    assert!(specs.iter().any(|s| s.starts_with(&format!("usi:{engine}"))), "{specs:?}");
+}

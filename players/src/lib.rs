@@ -8,9 +8,11 @@
 //! - [`thought`], [`limits`]: what players say, clocks;
 //! - [`baseline`], [`qmix`]: the alpha-beta baseline and its evaluation, and its quiescence
 //!   mixed into a network's value;
-//! - [`player`], [`spec`]: the one player interface and the specs that build players;
+//! - [`player`], [`spec`], [`allow`]: the one player interface, the specs that build
+//!   players, and which programs a spec from elsewhere may start;
 //! - [`usi_server`]: one player behind the USI protocol (`copper usi`).
 
+pub mod allow;
 pub mod baseline;
 pub mod limits;
 pub mod player;
@@ -19,6 +21,7 @@ pub mod spec;
 pub mod thought;
 pub mod usi_server;
 
+pub use allow::EngineAllowList;
 pub use limits::Limit;
 pub use player::Player;
 pub use spec::{PlayerFactory, PlayerSpec};

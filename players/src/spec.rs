@@ -382,6 +382,16 @@ impl PlayerSpec {
         Ok(self)
     }
 
+    /// The program this player starts (a `usi` engine's command); `None` for players that
+    /// run inside this process. [`crate::allow::EngineAllowList`] decides from this, never
+    /// from the spec's text.
+    pub fn program(&self) -> Option<&Path> {
+        match &self.kind {
+            Kind::Usi(command) => Some(command),
+            _ => None,
+        }
+    }
+
     /// Whether the player needs a limit from the tournament when its spec gives none.
     pub(crate) fn needs_limit(&self) -> bool {
         matches!(self.kind, Kind::Checkpoint(_) | Kind::Uniform | Kind::Usi(_))
