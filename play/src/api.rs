@@ -33,6 +33,9 @@ const MAX_SFEN: usize = 512;
 const MAX_MOVES: usize = 2048;
 /// Games open at once (each may hold an engine).
 const MAX_SESSIONS: usize = 32;
+/// Opponent threads alive at once: the open games' and those of closed games still
+/// leaving their search (within a second of the close).
+const MAX_OPPONENT_THREADS: usize = MAX_SESSIONS + 16;
 /// The analysis search's largest budget, and a search opponent's.
 const MAX_SIMULATIONS: u32 = 200_000;
 /// What an opponent named by the page may ask for (each a few minutes of one core or
@@ -530,6 +533,13 @@ async fn new_game(State(state): State<Shared>, body: Result<Json<NewGame>, JsonR
     let mut game = Game::new(start, None);
     for (i, m) in moves.iter().enumerate() {
         game.play_usi(m).map_err(|e| ApiError::bad(format!("move {}: {e}", i + 1)))?;
+    }
+    let threads = crate::session::OPPONENT_THREADS.load(Ordering::Relaxed);
+    if human.is_some() && threads >= MAX_OPPONENT_THREADS {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("{threads} opponents are still running (closed games' engines are stopping): try again in a moment"),
+        ));
     }
     let opponent = match (human, &req.opponent) {
         (None, _) => None,

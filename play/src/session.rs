@@ -16,13 +16,56 @@ use players::{Limit, Score, Thought};
 use rules::{Color, Game, Move, Position, Variant};
 use serde::Serialize;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
-/// What the page's opponent was asked to be.
+/// What the page's opponent was asked to be: the channel to its thread, and the flags
+/// that reach a search the thread is inside of (a closed game's thread ends within a
+/// second, whatever it was asked to search).
 pub(crate) struct Opponent {
     tx: Sender<ToEngine>,
+    /// The player's [`Player::interrupter`], where it has one.
+    interrupt: Option<Arc<AtomicBool>>,
+    /// Set when the game is closed or evicted: the thread ends at its next look.
+    closed: Arc<AtomicBool>,
+}
+
+impl Opponent {
+    /// Asks for an answer now, with the best move found so far.
+    fn stop(&self) {
+        let _ = self.tx.send(ToEngine::Stop);
+        if let Some(f) = &self.interrupt {
+            f.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for Opponent {
+    fn drop(&mut self) {
+        self.closed.store(true, Ordering::Relaxed);
+        self.stop();
+    }
+}
+
+/// Opponent threads alive (thinking or waiting for their turn), across all games.
+pub(crate) static OPPONENT_THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts an opponent thread for as long as it lives.
+struct Alive;
+
+impl Alive {
+    fn new() -> Alive {
+        OPPONENT_THREADS.fetch_add(1, Ordering::Relaxed);
+        Alive
+    }
+}
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        OPPONENT_THREADS.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 enum ToEngine {
@@ -197,7 +240,7 @@ impl Session {
         self.turn_started = Instant::now();
         self.search = None;
         if let Some(o) = &self.opponent {
-            let _ = o.tx.send(ToEngine::Stop);
+            o.stop();
         }
         self.save();
         Ok(())
@@ -212,7 +255,7 @@ impl Session {
         self.epoch += 1;
         self.thinking_since = None;
         if let Some(o) = &self.opponent {
-            let _ = o.tx.send(ToEngine::Stop);
+            o.stop();
         }
         self.save();
         Ok(())
@@ -221,7 +264,7 @@ impl Session {
     /// Asks the opponent to answer now with the best move it has.
     pub fn stop_thinking(&self) {
         if let Some(o) = &self.opponent {
-            let _ = o.tx.send(ToEngine::Stop);
+            o.stop();
         }
     }
 
@@ -305,9 +348,14 @@ pub(crate) fn pv_text(pos: &Position, pv: &[Move]) -> Vec<String> {
 pub(crate) fn attach_opponent(session: &Arc<Mutex<Session>>, mut player: Box<dyn Player>, limit: Limit, name: String) -> Opponent {
     let (tx, rx) = channel::<ToEngine>();
     let weak: Weak<Mutex<Session>> = Arc::downgrade(session);
+    let interrupt = player.interrupter();
+    let closed = Arc::new(AtomicBool::new(false));
+    let closing = closed.clone();
+    let alive = Alive::new();
     std::thread::Builder::new()
         .name(format!("play-opponent-{name}"))
         .spawn(move || {
+            let _alive = alive;
             let mut answers: Vec<Answer> = Vec::new();
             let mut last: Option<Game> = None;
             let view = ClockView { limit, remaining_ms: [0, 0] };
@@ -332,6 +380,11 @@ pub(crate) fn attach_opponent(session: &Arc<Mutex<Session>>, mut player: Box<dyn
                 }
                 let started = Instant::now();
                 player.go(0, &game, &view);
+                // `go` cleared the interrupt: a close that came before it is seen here,
+                // one that comes after it sets the interrupt again.
+                if closing.load(Ordering::Relaxed) {
+                    return;
+                }
                 answers.clear();
                 let reply = loop {
                     player.poll(Duration::from_millis(2), &mut answers);
@@ -356,5 +409,54 @@ pub(crate) fn attach_opponent(session: &Arc<Mutex<Session>>, mut player: Box<dyn
             }
         })
         .expect("spawn the opponent's thread");
-    Opponent { tx }
+    Opponent { tx, interrupt, closed }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rules::Position;
+
+    /// A game against an alpha-beta asked to search to depth 30 (hours): "move now"
+    /// brings a move, and closing the game ends its thread. Counted, not timed: the
+    /// limits only bound a failure.
+    #[test]
+    fn a_closed_game_ends_its_opponents_search() {
+        let v = Variant::builtin("pocket-copper").unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let factory = players::PlayerFactory::new(players::PlayerSpec::parse("alphabeta,depth=30").unwrap(), v, None, 1, Duration::from_secs(1)).unwrap();
+        let threads_before = OPPONENT_THREADS.load(Ordering::Relaxed);
+        let game = Game::new(Position::start(v), None);
+        let session = Arc::new(Mutex::new(Session::new(1, game, "seed".into(), Some(Color::White), ["ab".into(), "you".into()], out.path().join("g.jsonl"))));
+        let limit = Limit::Depth(30);
+        let opponent = attach_opponent(&session, factory.instance(1), limit, "ab".into());
+        session.lock().unwrap().opponent = Some(opponent);
+        assert_eq!(OPPONENT_THREADS.load(Ordering::Relaxed), threads_before + 1);
+        let wait = |what: &str, done: &dyn Fn() -> bool| {
+            let t = Instant::now();
+            while !done() {
+                assert!(t.elapsed() < Duration::from_secs(120), "waited two minutes for {what}");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        };
+        // Move now: the first move comes although depth 30 is far away.
+        session.lock().unwrap().kick();
+        std::thread::sleep(Duration::from_millis(100));
+        session.lock().unwrap().stop_thinking();
+        wait("the opponent's move", &|| session.lock().unwrap().game.ply() == 1);
+        let depth = session.lock().unwrap().last_thought.as_ref().map(|t| t.depth).unwrap();
+        assert!(depth < 30, "the search ran to depth {depth}");
+        // Our move, the opponent thinks again; then the game is closed.
+        {
+            let mut s = session.lock().unwrap();
+            let m = s.game.legal_moves()[0];
+            s.game.play(m).unwrap();
+            s.epoch += 1;
+            s.kick();
+            assert!(s.thinking_since.is_some());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        drop(session);
+        wait("the opponent's thread to end", &|| OPPONENT_THREADS.load(Ordering::Relaxed) == threads_before);
+    }
 }

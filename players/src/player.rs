@@ -71,6 +71,13 @@ pub trait Player: Send {
     fn game_over(&mut self, _slot: usize, _result: &str) {}
     /// Answer for `slot` as soon as possible with the best move found so far (USI `stop`).
     fn stop(&mut self, _slot: usize) {}
+    /// For a player whose `poll` may compute a whole move on the calling thread (the
+    /// alpha-beta), so that `stop` from that thread comes too late: a flag another thread
+    /// sets to end the search under way with the best move so far. `go` clears it.
+    /// `None`: `stop` suffices.
+    fn interrupter(&self) -> Option<Arc<std::sync::atomic::AtomicBool>> {
+        None
+    }
     /// What the player said last in `slot` (an engine's last protocol lines), for the
     /// log of a game it lost by an illegal move.
     fn last_output(&mut self, _slot: usize) -> Vec<String> {
@@ -277,21 +284,32 @@ pub struct BaselinePlayer {
     make: Box<dyn Fn(u64) -> Box<dyn Baseline> + Send>,
     engines: Vec<Option<Box<dyn Baseline>>>,
     pending: Vec<(usize, Game, ClockView)>,
+    /// [`Player::interrupter`]: shared with every slot's baseline.
+    interrupt: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl BaselinePlayer {
     /// `make(key)` builds a baseline (its own table and random stream): one per slot,
     /// `key` the slot, rebuilt with `key` a job's seed when a job starts there.
     pub fn new(name: &str, make: Box<dyn Fn(u64) -> Box<dyn Baseline> + Send>) -> BaselinePlayer {
-        BaselinePlayer { name: name.to_string(), make, engines: Vec::new(), pending: Vec::new() }
+        BaselinePlayer { name: name.to_string(), make, engines: Vec::new(), pending: Vec::new(), interrupt: Arc::default() }
+    }
+
+    /// A new baseline from `make(key)`, listening to the player's interrupt.
+    fn made(&self, key: u64) -> Box<dyn Baseline> {
+        let mut b = (self.make)(key);
+        b.set_interrupt(self.interrupt.clone());
+        b
     }
 
     fn engine(&mut self, slot: usize) -> &mut Box<dyn Baseline> {
         if self.engines.len() <= slot {
             self.engines.resize_with(slot + 1, || None);
         }
-        let make = &self.make;
-        self.engines[slot].get_or_insert_with(|| make(slot as u64))
+        if self.engines[slot].is_none() {
+            self.engines[slot] = Some(self.made(slot as u64));
+        }
+        self.engines[slot].as_mut().expect("made above")
     }
 }
 
@@ -307,11 +325,20 @@ impl Player for BaselinePlayer {
 
     fn new_job(&mut self, slot: usize, seed: u64) {
         self.engine(slot);
-        self.engines[slot] = Some((self.make)(seed));
+        self.engines[slot] = Some(self.made(seed));
     }
 
     fn go(&mut self, slot: usize, game: &Game, clock: &ClockView) {
+        self.interrupt.store(false, std::sync::atomic::Ordering::Relaxed);
         self.pending.push((slot, game.clone(), *clock));
+    }
+
+    fn stop(&mut self, _slot: usize) {
+        self.interrupt.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn interrupter(&self) -> Option<Arc<std::sync::atomic::AtomicBool>> {
+        Some(self.interrupt.clone())
     }
 
     fn poll(&mut self, _wait: Duration, out: &mut Vec<Answer>) {
@@ -559,5 +586,41 @@ mod tests {
         let mut s = SearchPlayer::new("t", Arc::new(UniformEvaluator), SearchConfig::puct(64).for_evaluation(), 1, true);
         answer(&mut s, &game);
         assert_eq!(root_visits_at_go(&mut s, &start), 0, "an earlier position is not a continuation");
+    }
+
+    /// An alpha-beta asked for a search that would not end today answers at once, with a
+    /// legal move, once another thread sets its interrupter; `go` clears the flag, so the
+    /// next search is whole again.
+    #[test]
+    fn an_interrupted_alpha_beta_answers_with_a_legal_move() {
+        let v = Variant::builtin("pocket-copper").unwrap();
+        let spec = crate::PlayerSpec::parse("alphabeta,depth=30").unwrap();
+        let factory = crate::PlayerFactory::new(spec, v, None, 1, Duration::from_secs(1)).unwrap();
+        let mut p = factory.instance(1);
+        let game = Game::new(Position::start(v), None);
+        let flag = p.interrupter().expect("the alpha-beta has an interrupter");
+        p.new_game(0).unwrap();
+        p.go(0, &game, &ClockView { limit: Limit::Depth(30), remaining_ms: [0, 0] });
+        let stopper = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        let mut out = Vec::new();
+        p.poll(Duration::ZERO, &mut out);
+        stopper.join().unwrap();
+        match out.pop().expect("an answer").reply {
+            Reply::Move(m, t) => {
+                assert!(game.legal_moves().contains(&m));
+                assert!(t.depth < 30, "searched to depth {}", t.depth);
+            }
+            r => panic!("no move: {r:?}"),
+        }
+        // Cleared by the next `go`: a depth-1 search is not cut short.
+        p.go(0, &game, &ClockView { limit: Limit::Depth(1), remaining_ms: [0, 0] });
+        p.poll(Duration::ZERO, &mut out);
+        match out.pop().expect("an answer").reply {
+            Reply::Move(_, t) => assert_eq!(t.depth, 1),
+            r => panic!("no move: {r:?}"),
+        }
     }
 }

@@ -80,6 +80,8 @@ pub struct AlphaBeta {
     nodes: u64,
     node_limit: u64,
     deadline: Option<Instant>,
+    /// Set from another thread to end the search now ([`Baseline::set_interrupt`]).
+    interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     stop: bool,
     /// Best root move and score of the iteration under way.
     root_best: Option<(Move, i32)>,
@@ -114,6 +116,7 @@ impl AlphaBeta {
             nodes: 0,
             node_limit: u64::MAX,
             deadline: None,
+            interrupt: None,
             stop: false,
             root_best: None,
             noise_cp: 0.0,
@@ -196,6 +199,9 @@ impl AlphaBeta {
                 if Instant::now() >= d {
                     self.stop = true;
                 }
+            }
+            if self.interrupt.as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed)) {
+                self.stop = true;
             }
         }
         self.stop
@@ -673,6 +679,10 @@ impl Baseline for AlphaBeta {
         self.tt.iter_mut().for_each(|e| *e = TtEntry::default());
         self.killers.iter_mut().for_each(|k| *k = [None; 2]);
         self.history.iter_mut().for_each(|h| *h = 0);
+    }
+
+    fn set_interrupt(&mut self, flag: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+        self.interrupt = Some(flag);
     }
 
     fn think(&mut self, game: &Game, budget: &Budget) -> Thought {

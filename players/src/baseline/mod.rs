@@ -49,6 +49,9 @@ pub trait Baseline: Send {
     fn think(&mut self, game: &Game, budget: &Budget) -> Thought;
     /// Clears per-game state.
     fn new_game(&mut self) {}
+    /// A flag that, once set from any thread, ends the search under way with the best
+    /// move found so far (the caller clears it); baselines that answer at once ignore it.
+    fn set_interrupt(&mut self, _flag: std::sync::Arc<std::sync::atomic::AtomicBool>) {}
 }
 
 /// Uniformly random legal moves from a seeded stream.
