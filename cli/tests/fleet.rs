@@ -14,7 +14,7 @@ const GAMES: u64 = 24;
 /// A one-node Garage server with a bucket `copper` and a key that may use it.
 struct Garage {
     child: Child,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     port: u16,
 }
 
@@ -51,8 +51,7 @@ impl Garage {
             ),
         )
         .unwrap();
-        let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
-        let child = Command::new(garage_binary()).arg("-c").arg(&config).arg("server").stdout(log.try_clone().unwrap()).stderr(log).spawn().unwrap();
+        let child = Self::serve(dir.path());
         let garage = |args: &[&str]| -> String {
             let out = Command::new(garage_binary()).arg("-c").arg(&config).args(args).output().unwrap();
             assert!(out.status.success(), "garage {args:?}: {}", String::from_utf8_lossy(&out.stderr));
@@ -72,7 +71,29 @@ impl Garage {
         garage(&["bucket", "create", "copper"]);
         garage(&["key", "import", "--yes", "-n", "copper", KEY_ID, SECRET]);
         garage(&["bucket", "allow", "--read", "--write", "--owner", "copper", "--key", "copper"]);
-        Garage { child, _dir: dir, port: s3 }
+        Garage { child, dir, port: s3 }
+    }
+
+    /// The server process on the configuration and data in `dir`.
+    fn serve(dir: &Path) -> Child {
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("server.log")).unwrap();
+        Command::new(garage_binary()).arg("-c").arg(dir.join("garage.toml")).arg("server").stdout(log.try_clone().unwrap()).stderr(log).spawn().unwrap()
+    }
+
+    /// Kills the server (its data stays), as a crash or a machine going away would.
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts the server again on the same data and port, and waits until it answers.
+    fn restart(&mut self) {
+        self.child = Self::serve(self.dir.path());
+        let t = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(t.elapsed() < Duration::from_secs(120), "garage did not come back");
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     fn env(&self) -> Vec<(&'static str, String)> {
@@ -226,28 +247,7 @@ fn a_fleet_run(fleet: &Fleet) {
         finish(w, name);
     }
 
-    // Every finished game is consumed exactly once; nothing else is.
-    let finished: Vec<String> =
-        s.list(keys::SELFPLAY).unwrap().into_iter().map(|l| l.key).filter(|k| keys::parse_game_shard(k).is_some_and(|(g, _, _)| g > 0)).collect();
-    let mut uses: BTreeMap<String, u32> = BTreeMap::new();
-    for g in 1..=GENERATIONS {
-        let m: StepManifest = serde_json::from_slice(&s.get(&keys::step_manifest(g)).unwrap().unwrap()).unwrap();
-        assert!(m.games.len() as u64 >= GAMES, "step {g} has {} games", m.games.len());
-        assert_eq!(m.trainer, "t1");
-        for k in m.games {
-            *uses.entry(k).or_default() += 1;
-        }
-    }
-    assert!(uses.values().all(|&n| n == 1), "a game consumed twice: {uses:?}");
-    for k in &finished {
-        let (g, _, _) = keys::parse_game_shard(k).unwrap();
-        assert!(g == GENERATIONS || uses.contains_key(k), "{k} finished but never used");
-        // Whole: every stored shard decodes.
-        let tmp = fleet.work.join("check.shard");
-        std::fs::write(&tmp, s.get(k).unwrap().unwrap()).unwrap();
-        records::read_shard(&tmp).unwrap_or_else(|e| panic!("{k}: {e}"));
-    }
-    assert!(uses.keys().all(|k| finished.contains(k)), "a step consumed a game that is not in the store");
+    let uses = every_game_consumed_once(fleet, &s);
     assert!(!uses.keys().any(|k| k.contains("/w9/")), "a game without a shard was consumed");
     // The published models are whole and the run's reports are there.
     for g in 1..=GENERATIONS {
@@ -270,6 +270,68 @@ fn a_fleet_run(fleet: &Fleet) {
     assert!(out.status.success(), "ladder: {}", String::from_utf8_lossy(&out.stderr));
     let table = String::from_utf8(s.get("ladder/ladder.tsv").unwrap().expect("the ladder's table in the store").to_vec()).unwrap();
     assert_eq!(table.lines().count(), 1 + GENERATIONS as usize, "a header and one rung per generation: {table}");
+}
+
+/// Every finished game is in exactly one step manifest (the last generation's late games
+/// in at most one), every step by trainer `t1` with its quota, every stored shard whole,
+/// and nothing consumed that is not in the store. Returns how often each game was used.
+fn every_game_consumed_once(fleet: &Fleet, s: &store::Store) -> BTreeMap<String, u32> {
+    let finished: Vec<String> =
+        s.list(keys::SELFPLAY).unwrap().into_iter().map(|l| l.key).filter(|k| keys::parse_game_shard(k).is_some_and(|(g, _, _)| g > 0)).collect();
+    let mut uses: BTreeMap<String, u32> = BTreeMap::new();
+    for g in 1..=GENERATIONS {
+        let m: StepManifest = serde_json::from_slice(&s.get(&keys::step_manifest(g)).unwrap().unwrap()).unwrap();
+        assert!(m.games.len() as u64 >= GAMES, "step {g} has {} games", m.games.len());
+        assert_eq!(m.trainer, "t1");
+        for k in m.games {
+            *uses.entry(k).or_default() += 1;
+        }
+    }
+    assert!(uses.values().all(|&n| n == 1), "a game consumed twice: {uses:?}");
+    for k in &finished {
+        let (g, _, _) = keys::parse_game_shard(k).unwrap();
+        assert!(g == GENERATIONS || uses.contains_key(k), "{k} finished but never used");
+        // Whole: every stored shard decodes.
+        let tmp = fleet.work.join("check.shard");
+        std::fs::write(&tmp, s.get(k).unwrap().unwrap()).unwrap();
+        records::read_shard(&tmp).unwrap_or_else(|e| panic!("{k}: {e}"));
+    }
+    assert!(uses.keys().all(|k| finished.contains(k)), "a step consumed a game that is not in the store");
+    uses
+}
+
+/// The store stops answering for two minutes mid-run (Garage killed, then started again on
+/// its data) and the trainer is killed meanwhile: the workers wait it out, and count the
+/// wait as idle; the restarted trainer finishes the run; every game is counted once.
+fn a_fleet_survives_the_store_stopping(garage: &mut Garage, fleet: &Fleet) {
+    const OUTAGE: Duration = Duration::from_secs(120);
+    let cfg = config(fleet.work);
+    let s = fleet.store();
+    let mut trainer = fleet.trainer("t1", &cfg, "outage-t1a");
+    let mut w1 = fleet.worker("w1");
+    let mut w2 = fleet.worker("w2");
+    wait_until("model 1", || s.get(&keys::model_manifest(1)).unwrap().is_some(), &mut [&mut trainer, &mut w1, &mut w2]);
+    garage.stop();
+    let down = Instant::now();
+    // The roles keep trying; none gives up while the store is away.
+    std::thread::sleep(OUTAGE / 2);
+    kill(trainer);
+    std::thread::sleep(OUTAGE.saturating_sub(down.elapsed()));
+    for (w, name) in [(&mut w1, "w1"), (&mut w2, "w2")] {
+        assert!(w.try_wait().unwrap().is_none(), "{name} gave up during the outage");
+    }
+    garage.restart();
+    let out = finish(fleet.trainer("t1", &cfg, "outage-t1b"), "the trainer restarted after the outage");
+    assert!(out.contains(&format!("gen {GENERATIONS}:")), "{out}");
+    for (w, name) in [(w1, "w1"), (w2, "w2")] {
+        let out = finish(w, name);
+        let busy: f64 = out.split("busy ").nth(1).and_then(|r| r.split('%').next()).and_then(|x| x.parse().ok()).unwrap_or_else(|| panic!("{out}"));
+        let alive: f64 = out.split("% of ").nth(1).and_then(|r| r.split(' ').next()).and_then(|x| x.parse().ok()).unwrap_or_else(|| panic!("{out}"));
+        let idle = (1.0 - busy / 100.0) * alive;
+        assert!(idle >= OUTAGE.as_secs_f64() / 2.0, "{name} idled {idle:.0} s through a {} s outage: {out}", OUTAGE.as_secs());
+        assert!(out.contains("waiting out outages"), "{name}: {out}");
+    }
+    every_game_consumed_once(fleet, &s);
 }
 
 /// A second trainer refused: it leaves the stored config as it was (whether its own
@@ -602,6 +664,14 @@ fn restart_paths_on_a_local_directory() {
     let work = tempfile::tempdir().unwrap();
     let root = work.path().join("run");
     restart_paths(&Fleet { url: format!("file://{}", root.display()), env: Vec::new(), work: work.path() });
+}
+
+#[test]
+fn a_fleet_survives_its_s3_server_stopping_for_two_minutes() {
+    let mut garage = Garage::start();
+    let work = tempfile::tempdir().unwrap();
+    let fleet = Fleet { url: "s3://copper/outage".into(), env: garage.env(), work: work.path() };
+    a_fleet_survives_the_store_stopping(&mut garage, &fleet);
 }
 
 #[test]

@@ -30,8 +30,12 @@
 //!   coordinator with the same command reads them instead of playing again).
 //! - `jobs/<job>/errors/<worker>` — why that worker cannot play the job (a checkpoint
 //!   missing there, an engine its command line does not allow); deleted once it can. The
-//!   coordinator logs each, and gives up when no result has come for its `stall` time
-//!   while a worker has said it cannot play.
+//!   coordinator logs each, and gives up when no result has come in order for its `stall`
+//!   time while a worker has said it cannot play, unless other workers are still at the
+//!   job (a result or a claim written within that time, or within two claim refreshes):
+//!   one worker's refusal does not abort a job that others play.
+//! - `jobs/<job>/coordinator` — rewritten by the coordinator when it looks for those
+//!   signs: its time is the store's "now".
 //!
 //! Workers run no USI engine the job names unless their own command line allows it, and
 //! start it only as the command line says (`copper worker --allow-engine PATH` or
@@ -144,6 +148,18 @@ fn worker_errors(store: &Store, job: &str) -> Result<Vec<(String, String)>> {
     Ok(out)
 }
 
+/// Whether some worker played `job` within `window`: a result uploaded or a claim written
+/// or rewritten (a worker rewrites its claim every [`CLAIM_REFRESH`] while it plays), by
+/// the store's clock (the time of a key written now).
+fn still_played(store: &Store, job: &str, window: Duration) -> Result<bool> {
+    let here = format!("jobs/{job}/coordinator");
+    store.put(&here, "")?;
+    let listed = store.list(&format!("jobs/{job}"))?;
+    let Some(now) = listed.iter().find(|l| l.key == here).map(|l| l.modified) else { return Ok(false) };
+    let recent = |l: &&store::Listed| now.duration_since(l.modified).map_or(true, |age| age <= window.max(2 * CLAIM_REFRESH));
+    Ok(listed.iter().filter(|l| l.key.contains("/results/") || l.key.contains("/claims/")).any(|l| recent(&l)))
+}
+
 /// Publishes `work` and calls `on_result` with each of `work.todo`'s results in order.
 fn coordinate(store: &Store, patience: Patience, work: &RemoteWork<'_>, stop: &AtomicBool, on_result: &(dyn Fn(JobResult) + Sync)) -> Result<()> {
     let (job, bytes) = JobFile { kind: work.kind.to_string(), spec: work.spec.clone() }.encode()?;
@@ -195,7 +211,11 @@ fn coordinate(store: &Store, patience: Patience, work: &RemoteWork<'_>, stop: &A
                     told.insert(worker.clone(), why.clone());
                 }
             }
-            if stalled && !errors.is_empty() {
+            if stalled && !errors.is_empty() && still_played(store, &job, patience.stall)? {
+                // Some worker cannot play the job, but others are at it (a game in
+                // order is long, or a departed worker's claim is going stale): wait on.
+                last_result = std::time::Instant::now();
+            } else if stalled && !errors.is_empty() {
                 let list: Vec<String> = errors.iter().map(|(w, why)| format!("{w}: {why}")).collect();
                 bail!(
                     "{}: job {job} has had no result for {:.0} s and workers cannot play it ({} of {} games in); {}",
@@ -216,6 +236,7 @@ fn coordinate(store: &Store, patience: Patience, work: &RemoteWork<'_>, stop: &A
 fn close(store: &Store, job: &str) -> Result<()> {
     store.put(&done_key(job), "done")?;
     store.delete(&open_key(job))?;
+    store.delete(&format!("jobs/{job}/coordinator"))?;
     for prefix in [format!("jobs/{job}/claims"), format!("jobs/{job}/errors")] {
         for l in store.list(&prefix)? {
             store.delete(&l.key)?;
@@ -279,8 +300,8 @@ const UNITS_TO_SPREAD_OVER: usize = 8;
 const CLAIM_REFRESH: Duration = Duration::from_secs(60);
 
 /// A claim not rewritten for this long (by the store's clock: the newest key of the
-/// job) is a departed worker's.
-const CLAIM_STALE: Duration = Duration::from_secs(300);
+/// job) is a departed worker's: three refreshes missed.
+const CLAIM_STALE: Duration = Duration::from_secs(180);
 
 /// Serves the store's jobs one game at a time (`copper worker`).
 pub struct JobServer {
@@ -678,6 +699,48 @@ mod tests {
         let mut server = JobServer::new(store.clone(), "w1", players::EngineAllowList::parse(&[path.as_str()]).unwrap()).unwrap();
         let _ = server.serve_one();
         assert!(marker.exists(), "the allowed engine was started");
+    }
+
+    /// One worker that cannot play a job does not abort it while another is playing it:
+    /// with a live claim on the next game (rewritten as a playing worker rewrites it) and
+    /// no result for longer than the coordinator's patience, it waits; the job completes
+    /// once a worker plays.
+    #[test]
+    fn a_job_that_one_worker_refuses_and_another_plays_is_not_aborted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("store").to_str().unwrap()).unwrap();
+        let cfg = tournament(dir.path());
+        let spec = serde_json::to_value(&cfg).unwrap();
+        let (job, _) = JobFile { kind: "arena".into(), spec: spec.clone() }.encode().unwrap();
+        let todo = cfg.jobs();
+        let work = RemoteWork { kind: "arena", spec, todo: &todo };
+        let stop = AtomicBool::new(false);
+        let seen = std::sync::Mutex::new(0usize);
+        std::thread::scope(|scope| {
+            let coordinating = scope.spawn(|| {
+                coordinate(&store, Patience { poll: Duration::from_millis(10), stall: Duration::from_millis(300) }, &work, &AtomicBool::new(false), &|_| {
+                    *seen.lock().unwrap() += 1
+                })
+            });
+            // A worker that cannot play it says so; another claims the first game and
+            // keeps its claim fresh for many times the coordinator's patience.
+            store.put(&error_key(&job, "w-bad"), "cannot").unwrap();
+            let claim = claim_key(&job, todo[0].id, "w-slow");
+            let t = std::time::Instant::now();
+            while t.elapsed() < Duration::from_secs(2) {
+                store.put(&claim, "w-slow").unwrap();
+                assert!(!coordinating.is_finished(), "the coordinator gave up on a job a worker is playing");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            // Then a worker plays every game.
+            let mut server = JobServer::new(store.clone(), "w1", players::EngineAllowList::default()).unwrap();
+            while !coordinating.is_finished() {
+                server.serve_one().unwrap();
+            }
+            coordinating.join().unwrap().unwrap();
+            stop.store(true, Relaxed);
+        });
+        assert_eq!(*seen.lock().unwrap(), todo.len());
     }
 
     /// A job no worker can prepare (a checkpoint missing on the workers) makes its

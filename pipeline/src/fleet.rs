@@ -23,7 +23,7 @@ use search::{Evaluator, UniformEvaluator};
 use selfplay::{GameLine, GameSink, SelfplayJob, Stats};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use store::{RaceResult, Store};
@@ -229,8 +229,11 @@ pub struct WorkerReport {
     pub games: u64,
     pub generations: BTreeSet<u32>,
     /// Seconds from the first look at a run in the store to the end, and of those the
-    /// seconds spent waiting with nothing to do (for generation 0's model, or for the next
-    /// model once a generation has its games without `fleet.play_ahead`).
+    /// seconds spent not playing: waiting with nothing to do (for generation 0's model, or
+    /// for the next model once a generation has its games without `fleet.play_ahead`), and
+    /// waiting on the store — between batches all the worker's threads wait, while a game
+    /// uploads only its thread does (counted as a share of the threads), and an outage
+    /// the store waits through counts in full.
     pub alive_seconds: f64,
     pub idle_seconds: f64,
 }
@@ -283,6 +286,9 @@ pub fn run_worker_with(store: &Store, opts: &WorkerOptions, stop: &AtomicBool, i
         }
         Ok(())
     };
+    // Time inside store calls since the worker found its run, and of it the uploads'.
+    let upload_ms = Arc::new(AtomicU64::new(0));
+    let mut store_at_start: Option<store::Counters> = None;
     let result = loop {
         if stop.load(Relaxed) {
             break Ok(());
@@ -293,6 +299,7 @@ pub fn run_worker_with(store: &Store, opts: &WorkerOptions, stop: &AtomicBool, i
             continue;
         };
         alive_since.get_or_insert_with(Instant::now);
+        store_at_start.get_or_insert_with(|| store.counters());
         let needs_model_zero = cfg.teacher.enabled() || cfg.initial_model.is_some();
         let g = match newest_model(store, &mut newest_known)? {
             Some(n) => n + 1,
@@ -353,7 +360,7 @@ pub fn run_worker_with(store: &Store, opts: &WorkerOptions, stop: &AtomicBool, i
             bail!("worker {} has used generation {g}'s game ids; start it with another --id", opts.id);
         }
         let spool = opts.work_dir.join("spool").join(format!("gen-{g:04}"));
-        let uploader = upload_sink(store.clone(), g, opts.id.clone());
+        let uploader = upload_sink(store.clone(), g, opts.id.clone(), upload_ms.clone());
         let job = SelfplayJob {
             variant: cfg.variant()?,
             config: cfg.selfplay.clone(),
@@ -370,6 +377,11 @@ pub fn run_worker_with(store: &Store, opts: &WorkerOptions, stop: &AtomicBool, i
         let _ = std::fs::remove_dir_all(&spool);
     };
     report.alive_seconds = alive_since.map_or(0.0, |t| t.elapsed().as_secs_f64());
+    if let Some(start) = store_at_start {
+        let in_store = store.counters().since(&start).request_ms as f64 / 1000.0;
+        let uploading = upload_ms.load(Relaxed) as f64 / 1000.0;
+        report.idle_seconds += (in_store - uploading).max(0.0) + uploading / opts.threads.max(1) as f64;
+    }
     result.map(|()| report)
 }
 
@@ -382,6 +394,15 @@ fn active_workers(store: &Store, me: &str) -> Result<u64> {
     Ok(seen.iter().filter(|l| now.duration_since(l.modified).map_or(true, |age| age < Duration::from_secs(120))).count().max(1) as u64)
 }
 
+/// Adds the milliseconds since its start to its counter when dropped (on every return).
+struct Timed<'a>(&'a AtomicU64, Instant);
+
+impl Drop for Timed<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(self.1.elapsed().as_millis() as u64, Relaxed);
+    }
+}
+
 fn note_wait(since: &mut Option<Instant>, what: &str) {
     if since.is_none() {
         tracing::info!("{what}");
@@ -389,9 +410,12 @@ fn note_wait(since: &mut Option<Instant>, what: &str) {
     }
 }
 
-/// Uploads each finished game as it ends: its log line, then its shard (the commit).
-fn upload_sink(store: Store, g: u32, worker: String) -> GameSink {
+/// Uploads each finished game as it ends: its log line, then its shard (the commit);
+/// adds the time it took to `upload_ms`.
+fn upload_sink(store: Store, g: u32, worker: String, upload_ms: Arc<AtomicU64>) -> GameSink {
     GameSink(Arc::new(move |game: &selfplay::FinishedGame| {
+        let t = Instant::now();
+        let _timed = Timed(&upload_ms, t);
         let key = keys::game_shard(g, &worker, game.game_id);
         let fail = |e: &dyn std::fmt::Display| format!("uploading {key}: {e}");
         let line = serde_json::to_vec(&game.line).map_err(|e| fail(&e))?;

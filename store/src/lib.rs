@@ -17,7 +17,18 @@
 //! - listing by prefix returns whole objects only, with the server's modification time.
 //!
 //! Every call is counted ([`Store::counters`]): the fleet documentation's requests and
-//! bytes per game are read from these counters.
+//! bytes per game are read from these counters, and a role's time spent waiting on the
+//! store from their `request_ms`.
+//!
+//! A server that stops answering is waited for: after `object_store`'s own retries (about
+//! a minute), a call that failed for a reason that may pass (no connection, a server
+//! error: `Generic`) is tried again with a backoff of 1 s doubling to 30 s, for up to the
+//! store's patience ([`DEFAULT_PATIENCE`], [`Store::with_patience`]); then the error is the
+//! caller's. Answers that will not change (not found, already exists, denied, a bad key)
+//! are never retried, and a local directory's errors are not outages. A retried put may
+//! find its own earlier attempt's object in place: create-only puts then answer
+//! "already exists", which every caller already handles (its bytes are compared, or the
+//! key is one writer's).
 
 use bytes::Bytes;
 use futures::TryStreamExt;
@@ -25,7 +36,13 @@ use object_store::{path::Path as ObjectPath, ObjectStore, ObjectStoreExt, PutMod
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
+
+/// How long a call to a server waits through an outage before it fails.
+pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(600);
+/// The first and the longest wait between two tries of a call during an outage.
+const FIRST_RETRY: Duration = Duration::from_secs(1);
+const LONGEST_RETRY: Duration = Duration::from_secs(30);
 
 /// What went wrong, with the store's URL and the key.
 #[derive(Debug, thiserror::Error)]
@@ -57,6 +74,10 @@ pub struct Counters {
     pub deletes: u64,
     pub bytes_up: u64,
     pub bytes_down: u64,
+    /// Wall time spent inside calls (by every thread), waits through outages included, ms.
+    pub request_ms: u64,
+    /// Of that, the time spent between tries while the server did not answer, ms.
+    pub outage_ms: u64,
 }
 
 impl std::fmt::Display for Counters {
@@ -71,7 +92,11 @@ impl std::fmt::Display for Counters {
             self.deletes,
             self.bytes_up,
             self.bytes_down
-        )
+        )?;
+        if self.outage_ms > 0 {
+            write!(f, ", {:.0} s waiting out outages", self.outage_ms as f64 / 1000.0)?;
+        }
+        Ok(())
     }
 }
 
@@ -88,6 +113,8 @@ impl Counters {
             deletes: self.deletes - earlier.deletes,
             bytes_up: self.bytes_up - earlier.bytes_up,
             bytes_down: self.bytes_down - earlier.bytes_down,
+            request_ms: self.request_ms - earlier.request_ms,
+            outage_ms: self.outage_ms - earlier.outage_ms,
         }
     }
 }
@@ -100,6 +127,8 @@ struct AtomicCounters {
     deletes: AtomicU64,
     bytes_up: AtomicU64,
     bytes_down: AtomicU64,
+    request_ms: AtomicU64,
+    outage_ms: AtomicU64,
 }
 
 /// A run's root: a local directory or a bucket prefix. Cheap to clone; safe to share
@@ -111,6 +140,8 @@ pub struct Store {
     url: String,
     local_root: Option<PathBuf>,
     counters: Arc<AtomicCounters>,
+    /// How long a call waits through an outage of a server.
+    patience: Duration,
 }
 
 impl std::fmt::Debug for Store {
@@ -130,7 +161,10 @@ impl Store {
             if bucket.is_empty() {
                 return Err(bad("no bucket name (expected s3://bucket/prefix)".into()));
             }
-            let mut builder = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket);
+            // A few quick tries inside the client; longer outages are waited out by
+            // `patiently`, which logs them and counts their time.
+            let retry = object_store::RetryConfig { max_retries: 4, retry_timeout: Duration::from_secs(30), ..Default::default() };
+            let mut builder = object_store::aws::AmazonS3Builder::from_env().with_bucket_name(bucket).with_retry(retry);
             if let Ok(endpoint) = std::env::var("AWS_ENDPOINT_URL") {
                 // A self-hosted server: path-style requests, and plain HTTP when asked for.
                 builder = builder.with_endpoint(&endpoint).with_virtual_hosted_style_request(false).with_allow_http(endpoint.starts_with("http://"));
@@ -138,7 +172,14 @@ impl Store {
             let s3 = builder.build().map_err(|e| bad(e.to_string()))?;
             let inner: Arc<dyn ObjectStore> =
                 if prefix.trim_matches('/').is_empty() { Arc::new(s3) } else { Arc::new(object_store::prefix::PrefixStore::new(s3, prefix.trim_matches('/'))) };
-            return Ok(Store { inner, runtime: Arc::new(runtime), url: url.to_string(), local_root: None, counters: Default::default() });
+            return Ok(Store {
+                inner,
+                runtime: Arc::new(runtime),
+                url: url.to_string(),
+                local_root: None,
+                counters: Default::default(),
+                patience: DEFAULT_PATIENCE,
+            });
         }
         if url.contains("://") && !url.starts_with("file://") {
             return Err(bad("unknown scheme (expected s3://, file:// or a directory)".into()));
@@ -150,11 +191,55 @@ impl Store {
         std::fs::create_dir_all(&dir).map_err(|e| bad(format!("creating {}: {e}", dir.display())))?;
         let dir = dir.canonicalize().map_err(|e| bad(format!("{}: {e}", dir.display())))?;
         let local = object_store::local::LocalFileSystem::new_with_prefix(&dir).map_err(|e| bad(e.to_string()))?;
-        Ok(Store { inner: Arc::new(local), runtime: Arc::new(runtime), url: url.to_string(), local_root: Some(dir), counters: Default::default() })
+        Ok(Store {
+            inner: Arc::new(local),
+            runtime: Arc::new(runtime),
+            url: url.to_string(),
+            local_root: Some(dir),
+            counters: Default::default(),
+            patience: DEFAULT_PATIENCE,
+        })
+    }
+
+    /// The same store whose calls wait through an outage of a server for up to `patience`.
+    pub fn with_patience(mut self, patience: Duration) -> Store {
+        self.patience = patience;
+        self
     }
 
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// Runs `call` until it answers, or fails for a reason that will not pass, or the
+    /// server has been silent for the store's patience (the crate's note); its time is
+    /// counted in `request_ms`.
+    fn patiently<T>(&self, op: &'static str, key: &str, mut call: impl FnMut() -> Result<T, object_store::Error>) -> Result<T, StoreError> {
+        let start = Instant::now();
+        let mut delay = FIRST_RETRY;
+        let mut warned = false;
+        let result = loop {
+            match call() {
+                Ok(v) => {
+                    if warned {
+                        tracing::warn!(store = %self.url, "the store answers again after {:.0} s", start.elapsed().as_secs_f64());
+                    }
+                    break Ok(v);
+                }
+                Err(e) if self.local_root.is_none() && may_pass(&e) && start.elapsed() + delay <= self.patience => {
+                    if !warned {
+                        tracing::warn!(store = %self.url, "{op} `{key}`: {e}; trying again for up to {:.0} s", self.patience.as_secs_f64());
+                        warned = true;
+                    }
+                    std::thread::sleep(delay);
+                    self.counters.outage_ms.fetch_add(delay.as_millis() as u64, Relaxed);
+                    delay = (delay * 2).min(LONGEST_RETRY);
+                }
+                Err(e) => break Err(self.failed(op, key, e)),
+            }
+        };
+        self.counters.request_ms.fetch_add(start.elapsed().as_millis() as u64, Relaxed);
+        result
     }
 
     /// The directory behind a local store; `None` for a server.
@@ -182,12 +267,14 @@ impl Store {
         let bytes: Bytes = bytes.into();
         let path = self.path(key)?;
         self.count_put(bytes.len());
-        let opts = PutOptions { mode: PutMode::Create, ..Default::default() };
-        match self.runtime.block_on(self.inner.put_opts(&path, PutPayload::from(bytes), opts)) {
-            Ok(_) => Ok(true),
-            Err(object_store::Error::AlreadyExists { .. }) | Err(object_store::Error::Precondition { .. }) => Ok(false),
-            Err(e) => Err(self.failed("put", key, e)),
-        }
+        self.patiently("put", key, || {
+            let opts = PutOptions { mode: PutMode::Create, ..Default::default() };
+            match self.runtime.block_on(self.inner.put_opts(&path, PutPayload::from(bytes.clone()), opts)) {
+                Ok(_) => Ok(true),
+                Err(object_store::Error::AlreadyExists { .. }) | Err(object_store::Error::Precondition { .. }) => Ok(false),
+                Err(e) => Err(e),
+            }
+        })
     }
 
     /// Writes `key`, replacing it: only for derived views that are rewritten (the run's
@@ -196,8 +283,7 @@ impl Store {
         let bytes: Bytes = bytes.into();
         let path = self.path(key)?;
         self.count_put(bytes.len());
-        self.runtime.block_on(self.inner.put(&path, PutPayload::from(bytes))).map_err(|e| self.failed("put", key, e))?;
-        Ok(())
+        self.patiently("put", key, || self.runtime.block_on(self.inner.put(&path, PutPayload::from(bytes.clone()))).map(|_| ()))
     }
 
     fn count_put(&self, len: usize) {
@@ -209,14 +295,15 @@ impl Store {
     pub fn get(&self, key: &str) -> Result<Option<Bytes>, StoreError> {
         let path = self.path(key)?;
         self.counters.gets.fetch_add(1, Relaxed);
-        let got = self.runtime.block_on(async {
-            match self.inner.get(&path).await {
-                Ok(r) => r.bytes().await.map(Some),
-                Err(object_store::Error::NotFound { .. }) => Ok(None),
-                Err(e) => Err(e),
-            }
-        });
-        let got = got.map_err(|e| self.failed("get", key, e))?;
+        let got = self.patiently("get", key, || {
+            self.runtime.block_on(async {
+                match self.inner.get(&path).await {
+                    Ok(r) => r.bytes().await.map(Some),
+                    Err(object_store::Error::NotFound { .. }) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            })
+        })?;
         if let Some(b) = &got {
             self.counters.bytes_down.fetch_add(b.len() as u64, Relaxed);
         }
@@ -228,11 +315,11 @@ impl Store {
     pub fn modified(&self, key: &str) -> Result<Option<SystemTime>, StoreError> {
         let path = self.path(key)?;
         self.counters.gets.fetch_add(1, Relaxed);
-        match self.runtime.block_on(self.inner.head(&path)) {
+        self.patiently("head", key, || match self.runtime.block_on(self.inner.head(&path)) {
             Ok(m) => Ok(Some(SystemTime::from(m.last_modified))),
             Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(self.failed("head", key, e)),
-        }
+            Err(e) => Err(e),
+        })
     }
 
     /// Every object under `prefix` (a folder-like prefix: `selfplay/gen-0001`), sorted by key.
@@ -249,11 +336,14 @@ impl Store {
 
     fn list_from(&self, prefix: &str, after: Option<&str>) -> Result<Vec<Listed>, StoreError> {
         let prefix_path = self.path(prefix.trim_end_matches('/'))?;
-        let stream = match after {
-            Some(a) => self.inner.list_with_offset(Some(&prefix_path), &self.path(a)?),
-            None => self.inner.list(Some(&prefix_path)),
-        };
-        let found: Vec<object_store::ObjectMeta> = self.runtime.block_on(stream.try_collect()).map_err(|e| self.failed("list", prefix, e))?;
+        let after = after.map(|a| self.path(a)).transpose()?;
+        let found: Vec<object_store::ObjectMeta> = self.patiently("list", prefix, || {
+            let stream = match &after {
+                Some(a) => self.inner.list_with_offset(Some(&prefix_path), a),
+                None => self.inner.list(Some(&prefix_path)),
+            };
+            self.runtime.block_on(stream.try_collect())
+        })?;
         self.counters.lists.fetch_add((found.len() as u64).div_ceil(1000).max(1), Relaxed);
         let mut v: Vec<Listed> =
             found.into_iter().map(|m| Listed { key: m.location.to_string(), size: m.size, modified: SystemTime::from(m.last_modified) }).collect();
@@ -265,10 +355,10 @@ impl Store {
     pub fn delete(&self, key: &str) -> Result<(), StoreError> {
         let path = self.path(key)?;
         self.counters.deletes.fetch_add(1, Relaxed);
-        match self.runtime.block_on(self.inner.delete(&path)) {
+        self.patiently("delete", key, || match self.runtime.block_on(self.inner.delete(&path)) {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(self.failed("delete", key, e)),
-        }
+            Err(e) => Err(e),
+        })
     }
 
     pub fn counters(&self) -> Counters {
@@ -280,8 +370,16 @@ impl Store {
             deletes: c.deletes.load(Relaxed),
             bytes_up: c.bytes_up.load(Relaxed),
             bytes_down: c.bytes_down.load(Relaxed),
+            request_ms: c.request_ms.load(Relaxed),
+            outage_ms: c.outage_ms.load(Relaxed),
         }
     }
+}
+
+/// Whether a failed call may succeed if tried again later: a server that did not answer
+/// or answered with an error of its own. Every other kind is the answer.
+fn may_pass(e: &object_store::Error) -> bool {
+    matches!(e, object_store::Error::Generic { .. } | object_store::Error::JoinError { .. })
 }
 
 /// How a [`race`] ended.
@@ -447,5 +545,27 @@ mod tests {
         let short = Duration::from_millis(600);
         assert_eq!(race(&s, "claims/gen-0001", "dave", None, settle, short).unwrap(), RaceResult::Won);
         assert_eq!(race(&s, "claims/gen-0001", winner, None, settle, short).unwrap(), RaceResult::Lost { winner: "dave".into() });
+    }
+
+    /// A server that does not answer is tried again until the store's patience runs out
+    /// (the time between tries counted), then the error is the caller's; an answer that
+    /// will not change is not tried again.
+    #[test]
+    fn a_silent_server_is_waited_for_up_to_the_patience() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        std::env::set_var("AWS_ACCESS_KEY_ID", "k");
+        std::env::set_var("AWS_SECRET_ACCESS_KEY", "s");
+        std::env::set_var("AWS_REGION", "r");
+        std::env::set_var("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"));
+        let s = Store::open("s3://bucket/run").unwrap().with_patience(Duration::from_secs(4));
+        let e = s.get("a/key").unwrap_err().to_string();
+        assert!(e.contains("a/key"), "{e}");
+        let c = s.counters();
+        assert!(c.outage_ms >= 1000, "no wait between tries: {c:?}");
+        assert!(c.request_ms >= c.outage_ms);
+        assert!(c.to_string().contains("waiting out outages"), "{c}");
+        let not_found = object_store::Error::NotFound { path: "x".into(), source: "gone".into() };
+        let generic = object_store::Error::Generic { store: "S3", source: "connection refused".into() };
+        assert!(!may_pass(&not_found) && may_pass(&generic));
     }
 }
