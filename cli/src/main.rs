@@ -11,9 +11,63 @@ static ALLOCATOR: model::allocator::MiMalloc = model::allocator::MiMalloc;
 
 #[derive(Parser)]
 #[command(name = "copper", version, about = "Self-play training and evaluation for shogi variants")]
+#[command(arg_required_else_help = true, help_template = "{about-with-newline}\n{usage-heading} {usage}{after-help}\n\nOptions:\n{options}")]
+#[command(after_help = grouped_commands())]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// The commands by what people do with them, one line each (what `copper` alone and
+/// `copper --help` print; `copper help COMMAND` has the rest and an example).
+const COMMAND_GROUPS: &[(&str, &[(&str, &str)])] = &[
+    (
+        "Train a player",
+        &[
+            ("train", "the training loop on a config: teacher stage, then self-play generations (resumable)"),
+            ("ladder", "rate every generation of a run against fixed anchors (Elo by generation and CPU-hour)"),
+            ("bench-selfplay", "self-play speed of a config's network on this machine"),
+            ("selfplay", "play one generation's self-play games into shards"),
+        ],
+    ),
+    (
+        "Play and study",
+        &[
+            ("play", "a board in the browser: play the models and analyse positions and games"),
+            ("view", "one HTML page of a run, a tournament, a study or a file of games"),
+            ("usi", "a model or a baseline as a USI engine, for GUIs and match runners"),
+        ],
+    ),
+    (
+        "Tournaments",
+        &[("arena", "matches, gauntlets and round-robins with Elo, SPRT and game records"), ("tune", "SPSA tuning of a player's parameters by game pairs")],
+    ),
+    (
+        "Balance of Pocket Shogi Copper",
+        &[("balance", "Black's score at each start of the start family, per strength tier"), ("balance-pool", "pool studies played apart into one table")],
+    ),
+    ("Many machines", &[("trainer", "the trainer of a run in a store (S3 or a directory)"), ("worker", "a self-play and tournament worker of a store")]),
+    (
+        "Tools",
+        &[
+            ("perft", "count the legal-move tree (checks the rules engine)"),
+            ("variant", "a variant's pieces, options and starts"),
+            ("help", "the help of a command, with an example"),
+        ],
+    ),
+];
+
+fn grouped_commands() -> String {
+    let width = COMMAND_GROUPS.iter().flat_map(|(_, c)| c.iter()).map(|(n, _)| n.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for (group, commands) in COMMAND_GROUPS {
+        out += &format!("{}{group}:\n", if out.is_empty() { "" } else { "\n" });
+        for (name, line) in *commands {
+            out += &format!("  {name:width$}  {line}\n");
+        }
+    }
+    out += "\nStart with: copper train --config configs/default.toml (README.md: the first hour)";
+    out
 }
 
 /// Which variant, with which rule options.
@@ -83,6 +137,7 @@ impl FleetArgs {
 #[derive(Subcommand)]
 enum Command {
     /// Count the leaf nodes of the legal-move tree (with --divide, per first move).
+    #[command(after_help = "Example:\n  copper perft -v shogi 4 --divide")]
     Perft {
         #[command(flatten)]
         variant: VariantArgs,
@@ -101,6 +156,7 @@ enum Command {
     /// A self-play worker of a run in a store (`--store`): plays games with the newest
     /// model and uploads each as it ends, until the run's last model is out. Any number
     /// run at once, on one machine or many; safe to kill and restart (docs/FLEET.md).
+    #[command(after_help = "Example:\n  copper worker --store s3://bucket/run1 --threads 2 --allow-engine /usr/games/fairy-stockfish")]
     Worker {
         #[command(flatten)]
         fleet: FleetArgs,
@@ -129,6 +185,7 @@ enum Command {
     /// The trainer of a run in a store (`--store`): waits for each generation's games,
     /// trains, publishes the next model and evaluates it. A second trainer on the same
     /// run loses the claim to the generation and stops (docs/FLEET.md).
+    #[command(after_help = "Example:\n  copper trainer --store s3://bucket/run1 --config configs/default.toml")]
     Trainer {
         #[command(flatten)]
         fleet: FleetArgs,
@@ -157,6 +214,7 @@ enum Command {
     },
     /// The training loop: self-play, training and evaluation, generation after
     /// generation, in a run directory; the same command resumes an interrupted run.
+    #[command(after_help = "Example:\n  copper train --config configs/default.toml")]
     Train {
         /// Run configuration (TOML; see configs/).
         #[arg(long, default_value = "configs/default.toml")]
@@ -191,6 +249,7 @@ enum Command {
     },
     /// Self-play only: play the config's games of one generation with a model (or the
     /// uniform stand-in) and write shards.
+    #[command(after_help = "Example:\n  copper selfplay --config configs/quick.toml --games 8 --out data/selfplay-try")]
     Selfplay {
         /// Run configuration (TOML; see configs/): its variant, network and self-play settings.
         #[arg(long, default_value = "configs/default.toml")]
@@ -210,6 +269,7 @@ enum Command {
     },
     /// Benchmark self-play with the config's network (random weights unless --model):
     /// simulations/s, positions/s, games per hour, CPU use, time inside the network.
+    #[command(after_help = "Example:\n  copper bench-selfplay --config configs/default.toml --model models/pocket-copper --games 64")]
     BenchSelfplay {
         /// Run configuration (TOML; see configs/): its network and self-play settings.
         #[arg(long, default_value = "configs/default.toml")]
@@ -222,19 +282,25 @@ enum Command {
         games: u32,
     },
     /// Describe a variant: pieces, options, start positions.
+    #[command(after_help = "Example:\n  copper variant -v pocket-copper")]
     Variant {
         #[command(flatten)]
         variant: VariantArgs,
     },
     /// Play a match, gauntlet or round-robin between checkpoints, baselines and USI
     /// engines; resumes (and extends) a tournament in the same --out directory.
+    #[command(
+        after_help = "Example:\n  copper arena -v pocket-copper --mode match --rounds 16 -p checkpoint,movetime=100,mate=on -p alphabeta,movetime=100 --out data/arena/try"
+    )]
     Arena(Box<ArenaArgs>),
     /// SPSA tuning of named parameters of a player (piece values of alphabeta, search
     /// constants, a USI engine's options) by game pairs between its two perturbed
     /// versions, or of each against a fixed opponent; resumes in the same --out
     /// directory; writes the tuned player spec and plots each parameter's path.
+    #[command(after_help = "Example:\n  copper tune --player alphabeta,depth=2 --param board.copper,450,100,1000,30,0.002 --pairs 400")]
     Tune(Box<TuneArgs>),
     /// Speak USI on standard input/output with a checkpoint or a baseline.
+    #[command(after_help = "Example:\n  copper usi -v pocket-copper")]
     Usi {
         /// A model directory (plays with the MCTS; `go` gives the budget); without it and
         /// --player, the variant's shipped model (models/<variant>).
@@ -267,11 +333,15 @@ enum Command {
     /// variant's start family; Black's score with intervals, significance tests between
     /// starts, the network's view, CSV/JSON/plots and game records. Resumes and extends
     /// a study in the same --out directory (see docs/BALANCE.md).
+    #[command(after_help = "Example:\n  copper balance --tier alphabeta,depth=2,name=ab-d2 --starts all --games 100 --out data/balance/try")]
     Balance(BalanceArgs),
     /// Pool balance studies played apart (each with its own --seed: another machine, or
     /// games added after a study's results were lost) from their cells.csv: the summed
     /// counts with recomputed intervals and comparisons, written as cells.csv,
     /// comparisons.csv and plots/black-score.svg. Game statistics are not pooled.
+    #[command(
+        after_help = "Example:\n  copper balance-pool docs/results/balance-d4-part1-cells.csv docs/results/balance-d4-part2-cells.csv --out data/balance/pooled"
+    )]
     BalancePool {
         /// A study's cells.csv (two or more).
         #[arg(required = true, num_args = 2..)]
@@ -288,6 +358,9 @@ enum Command {
     },
     /// Rate every generation of a run against its neighbours and fixed anchors, on one
     /// Elo scale; plots Elo over generations and CPU-hours.
+    #[command(
+        after_help = "Example:\n  copper ladder --run data/runs/pocket-copper --anchor alphabeta,depth=2 --anchor alphabeta,depth=3 --sims 100 --every 4"
+    )]
     Ladder {
         /// The run: its directory (as written by `copper train`) or a fleet's root URL
         /// (s3://bucket/prefix, file:///dir), whose models are fetched into --work-dir and
@@ -329,6 +402,7 @@ enum Command {
     /// Write one self-contained HTML page (boards, moves, scores, tables, plots) for a
     /// tournament directory, a balance study, a training run, or a file of games
     /// (`.jsonl` records or results, `.shard`, `sfen … moves …` lines).
+    #[command(after_help = "Example:\n  copper view data/runs/pocket-copper")]
     View {
         /// The source: a directory (tournament, study or run) or a file of games.
         source: std::path::PathBuf,
@@ -346,6 +420,7 @@ enum Command {
     /// A board in the browser: play any variant against any player (the shipped models by
     /// default), and analyse positions and games with the network, its search and the
     /// alpha-beta. Prints the URL to open (with its token).
+    #[command(after_help = "Example:\n  copper play --model data/runs/pocket-copper/models/gen-0030")]
     Play {
         /// Port on 127.0.0.1 (0: any free one).
         #[arg(long, default_value_t = 8080)]
@@ -1043,6 +1118,33 @@ mod tests {
         let mut missing = Vec::new();
         walk(&Cli::command(), "copper", &mut missing);
         assert!(missing.is_empty(), "flags without help text:\n{}", missing.join("\n"));
+    }
+
+    /// The grouped list names every command once, and nothing else.
+    #[test]
+    fn the_grouped_command_list_names_every_command_once() {
+        let mut listed: Vec<&str> = COMMAND_GROUPS.iter().flat_map(|(_, c)| c.iter().map(|(n, _)| *n)).collect();
+        listed.sort_unstable();
+        let cmd = Cli::command();
+        let mut real: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).chain(["help"]).collect();
+        real.sort_unstable();
+        assert_eq!(listed, real);
+        let help = Cli::command().render_help().to_string();
+        assert!(help.contains("Train a player:") && help.contains("  train ") && help.contains("Many machines:"), "{help}");
+    }
+
+    /// Every command's help ends with an example, and the example parses.
+    #[test]
+    fn every_command_has_an_example_that_parses() {
+        for sub in Cli::command().get_subcommands() {
+            let after = sub.get_after_help().map(|h| h.to_string()).unwrap_or_default();
+            let example = after.strip_prefix("Example:\n  ").unwrap_or_else(|| panic!("copper {} has no example", sub.get_name()));
+            let words: Vec<&str> = example.split_whitespace().collect();
+            assert_eq!(words[1], sub.get_name(), "{example}");
+            if let Err(e) = Cli::try_parse_from(&words) {
+                panic!("copper {}'s example does not parse: {example}\n{e}", sub.get_name());
+            }
+        }
     }
 
     #[test]
