@@ -149,6 +149,28 @@ impl From<QueryRejection> for ApiError {
 type ApiResult<T> = Result<Json<T>, ApiError>;
 
 pub(crate) fn router(state: Shared) -> Router {
+    guarded(routes(), state)
+}
+
+/// What every route answers through: a panic in a handler becomes a 500 whose message
+/// says so (the server and the other games go on), the token check, the body limit.
+fn guarded(routes: Router<Shared>, state: Shared) -> Router {
+    routes
+        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such page") })
+        .layer(axum::middleware::from_fn_with_state(state.clone(), check_token))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panic_answer))
+        .with_state(state)
+}
+
+/// The 500 a panicking handler answers with.
+fn panic_answer(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let what = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+    tracing::error!("a request handler panicked: {what}");
+    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("the server failed answering this request ({what}); the other games go on")).into_response()
+}
+
+fn routes() -> Router<Shared> {
     Router::new()
         .route("/", get(page))
         .route("/api/setup", get(setup))
@@ -164,10 +186,6 @@ pub(crate) fn router(state: Shared) -> Router {
         .route("/api/games/{id}/search", post(start_search))
         .route("/api/games/{id}/search/stop", post(stop_search))
         .route("/api/games/{id}/review", post(review))
-        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such page") })
-        .layer(axum::middleware::from_fn_with_state(state.clone(), check_token))
-        .layer(DefaultBodyLimit::max(MAX_BODY))
-        .with_state(state)
 }
 
 /// Every request names the token: `?token=…` (the page's URL) or the `x-copper-token`
@@ -328,6 +346,9 @@ struct GameState {
     last_thought: Option<ThoughtView>,
     message: Option<String>,
     record: String,
+    /// Why the game could not be saved (the page shows it); absent when it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    save_error: Option<String>,
     search: Option<analysis::SearchView>,
 }
 
@@ -412,6 +433,7 @@ fn state_of(s: &Session) -> GameState {
         last_thought: s.last_thought.clone(),
         message: s.message.clone(),
         record: s.record_path.display().to_string(),
+        save_error: s.save_error.clone(),
         search: s.search.as_ref().map(LiveSearch::view),
     }
 }
@@ -753,5 +775,30 @@ pub(crate) async fn reap_idle(state: Shared) {
             }
             keep
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A handler that panics answers 500 with a message, and the server keeps serving.
+    #[test]
+    fn a_panicking_handler_is_a_500_and_the_server_goes_on() {
+        let state = AppState::new(&PlayConfig::new("127.0.0.1:0".parse().unwrap(), std::env::temp_dir()), "t0k".into());
+        let app = guarded(routes().route("/api/boom", get(|| async { panic!("a bug") as &'static str })), state);
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+        let addr = listener.local_addr().unwrap();
+        runtime.spawn(async move { axum::serve(listener, app).await });
+        let agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(60)).build();
+        match agent.get(&format!("http://{addr}/api/boom?token=t0k")).call() {
+            Err(ureq::Error::Status(500, r)) => {
+                let body = r.into_string().unwrap();
+                assert!(body.contains("a bug") && body.contains("the other games go on"), "{body}");
+            }
+            other => panic!("a panicking handler answered {other:?}"),
+        }
+        assert_eq!(agent.get(&format!("http://{addr}/api/setup?token=t0k")).call().unwrap().status(), 200, "the server still serves");
     }
 }

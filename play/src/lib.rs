@@ -36,7 +36,9 @@ pub struct PlayConfig {
     pub models: Vec<PathBuf>,
     /// The token every request must carry; `None`: a random one.
     pub token: Option<String>,
-    /// A game no page has asked about for this long is closed (its engine freed).
+    /// A game no page has asked about for this long is closed (its engine freed): long
+    /// enough for a laptop's sleep; the page polls every 15 s while open, and a person's
+    /// new game closes the one it replaces at once.
     pub idle_timeout: Duration,
 }
 
@@ -48,7 +50,7 @@ impl PlayConfig {
             allowed_engines: players::EngineAllowList::default(),
             models: Vec::new(),
             token: None,
-            idle_timeout: Duration::from_secs(120),
+            idle_timeout: Duration::from_secs(12 * 3600),
         }
     }
 }

@@ -109,6 +109,8 @@ pub(crate) struct Session {
     pub touched: Instant,
     pub started_at: SystemTime,
     pub record_path: PathBuf,
+    /// Why the last save failed; `None` when it worked.
+    pub save_error: Option<String>,
     pub search: Option<LiveSearch>,
 }
 
@@ -144,6 +146,7 @@ impl Session {
             touched: Instant::now(),
             started_at: SystemTime::now(),
             record_path,
+            save_error: None,
             search: None,
         }
     }
@@ -169,10 +172,20 @@ impl Session {
     }
 
     /// Writes the record (and KIF/CSA for standard shogi) under the output folder.
-    pub fn save(&self) {
-        if let Err(e) = record::save(&self.record_path, &self.record()) {
-            tracing::error!(game = self.id, path = %self.record_path.display(), "cannot save the game: {e}");
+    /// Writes the record; a failure is kept for the page to show (and cleared by the next
+    /// save that works), never only logged.
+    pub fn save(&mut self) {
+        // A game nobody has moved in yet holds nothing to keep (the page opens on one).
+        if self.game.moves().is_empty() && self.end.is_none() {
+            return;
         }
+        self.save_error = match record::save(&self.record_path, &self.record()) {
+            Ok(()) => None,
+            Err(e) => {
+                tracing::error!(game = self.id, path = %self.record_path.display(), "cannot save the game: {e}");
+                Some(format!("the game could not be saved to {}: {e}", self.record_path.display()))
+            }
+        };
     }
 
     fn played(&mut self, m: Move, comment: Option<String>) {
@@ -353,7 +366,7 @@ pub(crate) fn attach_opponent(session: &Arc<Mutex<Session>>, mut player: Box<dyn
     let closing = closed.clone();
     let alive = Alive::new();
     std::thread::Builder::new()
-        .name(format!("play-opponent-{name}"))
+        .name(format!("play-opponent-{}", name.clone()))
         .spawn(move || {
             let _alive = alive;
             let mut answers: Vec<Answer> = Vec::new();
@@ -379,27 +392,43 @@ pub(crate) fn attach_opponent(session: &Arc<Mutex<Session>>, mut player: Box<dyn
                     }
                 }
                 let started = Instant::now();
-                player.go(0, &game, &view);
-                // `go` cleared the interrupt: a close that came before it is seen here,
-                // one that comes after it sets the interrupt again.
-                if closing.load(Ordering::Relaxed) {
-                    return;
-                }
-                answers.clear();
-                let reply = loop {
-                    player.poll(Duration::from_millis(2), &mut answers);
-                    if let Some(a) = answers.pop() {
-                        break Some(a.reply);
+                // A player that panics ends this game as its crash, with what it said,
+                // instead of leaving the page "thinking" forever; the thread ends.
+                let thought = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    player.go(0, &game, &view);
+                    // `go` cleared the interrupt: a close that came before it is seen here,
+                    // one that comes after it sets the interrupt again.
+                    if closing.load(Ordering::Relaxed) {
+                        return None;
                     }
-                    let wait = if player.computing() { Duration::ZERO } else { Duration::from_millis(2) };
-                    match rx.recv_timeout(wait) {
-                        Ok(ToEngine::Stop) => player.stop(0),
-                        Ok(go @ ToEngine::Go { .. }) => {
-                            player.stop(0);
-                            queued = Some(go);
+                    answers.clear();
+                    loop {
+                        player.poll(Duration::from_millis(2), &mut answers);
+                        if let Some(a) = answers.pop() {
+                            break Some(a.reply);
                         }
-                        Err(RecvTimeoutError::Timeout) => {}
-                        Err(RecvTimeoutError::Disconnected) => break None,
+                        let wait = if player.computing() { Duration::ZERO } else { Duration::from_millis(2) };
+                        match rx.recv_timeout(wait) {
+                            Ok(ToEngine::Stop) => player.stop(0),
+                            Ok(go @ ToEngine::Go { .. }) => {
+                                player.stop(0);
+                                queued = Some(go);
+                            }
+                            Err(RecvTimeoutError::Timeout) => {}
+                            Err(RecvTimeoutError::Disconnected) => break None,
+                        }
+                    }
+                }));
+                let reply = match thought {
+                    Ok(reply) => reply,
+                    Err(panic) => {
+                        let what = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+                        tracing::error!(opponent = %name, "the opponent panicked: {what}");
+                        if let Some(s) = weak.upgrade() {
+                            let fault = players::player::Fault { kind: players::player::FaultKind::Crash, message: format!("it panicked ({what})") };
+                            s.lock().unwrap_or_else(|e| e.into_inner()).answered(epoch, Reply::Fault(fault), started.elapsed());
+                        }
+                        return;
                     }
                 };
                 let Some(reply) = reply else { return };
@@ -458,5 +487,48 @@ mod tests {
         std::thread::sleep(Duration::from_millis(100));
         drop(session);
         wait("the opponent's thread to end", &|| OPPONENT_THREADS.load(Ordering::Relaxed) == threads_before);
+    }
+
+    /// A player that panics mid-thought: the game ends as its crash with the message, the
+    /// page is not left "thinking", and the thread ends.
+    #[test]
+    fn a_panicking_opponent_ends_its_game_with_a_message() {
+        struct Panicky;
+        impl Player for Panicky {
+            fn name(&self) -> &str {
+                "panicky"
+            }
+            fn new_game(&mut self, _slot: usize) -> Result<(), players::player::Fault> {
+                Ok(())
+            }
+            fn go(&mut self, _slot: usize, _game: &Game, _clock: &ClockView) {}
+            fn poll(&mut self, _wait: Duration, _out: &mut Vec<Answer>) {
+                panic!("a bug in the player")
+            }
+            fn computing(&self) -> bool {
+                true
+            }
+        }
+        let v = Variant::builtin("minishogi").unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let session = Arc::new(Mutex::new(Session::new(
+            1,
+            Game::new(Position::start(v), None),
+            "default".into(),
+            Some(Color::White),
+            ["panicky".into(), "you".into()],
+            out.path().join("g.jsonl"),
+        )));
+        let opponent = attach_opponent(&session, Box::new(Panicky), Limit::Nodes(1), "panicky".into());
+        session.lock().unwrap().opponent = Some(opponent);
+        session.lock().unwrap().kick();
+        let t = Instant::now();
+        while session.lock().unwrap().end.is_none() {
+            assert!(t.elapsed() < Duration::from_secs(120), "the game never ended");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let s = session.lock().unwrap();
+        assert!(s.thinking_since.is_none());
+        assert!(s.message.as_deref().unwrap_or_default().contains("a bug in the player"), "{:?}", s.message);
     }
 }

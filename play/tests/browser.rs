@@ -484,7 +484,7 @@ fn a_long_think_stops_when_asked() {
 
 /// Two tabs, two games at once; a tab that goes away frees its game (and engine) at once.
 #[test]
-fn two_tabs_play_at_once_and_a_closed_tab_frees_its_game() {
+fn two_tabs_play_at_once_and_a_tab_that_leaves_can_come_back() {
     let out = tempfile::tempdir().unwrap();
     let server = server(out.path());
     let mut tabs = [open(&server), open(&server)];
@@ -504,7 +504,10 @@ fn two_tabs_play_at_once_and_a_closed_tab_frees_its_game() {
     }
     let files = std::fs::read_dir(out.path()).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "jsonl")).count();
     assert_eq!(files, 2, "one record per game");
-    // The first tab leaves: its game is closed, the other plays on.
+    // The first tab leaves (a reload, a step back, a laptop closing): its game stays
+    // open, and the address it had finds it again; the other tab plays on.
+    let address = js(&mut tabs[0], "location.href").as_str().unwrap().to_string();
+    assert!(address.ends_with(&format!("#game={}", ids[0])), "{address}");
     tabs[0].navigate("about:blank");
     let token = server.url().split("token=").nth(1).unwrap().to_string();
     let status = |id: u64| match ureq::get(&format!("http://{}/api/games/{id}?token={token}", server.addr())).call() {
@@ -512,12 +515,10 @@ fn two_tabs_play_at_once_and_a_closed_tab_frees_its_game() {
         Err(ureq::Error::Status(code, _)) => code,
         Err(e) => panic!("{e}"),
     };
-    let start = Instant::now();
-    while status(ids[0]) != 404 {
-        assert!(start.elapsed() < WAIT, "the closed tab's game is still open");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert_eq!(status(ids[1]), 200);
+    assert_eq!((status(ids[0]), status(ids[1])), (200, 200));
+    tabs[0].navigate(&address);
+    wait_for(&mut tabs[0], "the page to load again", "!!document.body && document.body.dataset.ready === '1'");
+    assert_eq!(state(&mut tabs[0])["id"].as_u64(), Some(ids[0]), "the tab came back to its game");
 }
 
 /// What a page may name as an opponent: an allowed engine only as the command line starts
@@ -590,4 +591,57 @@ fn a_page_names_only_what_the_command_line_allows() {
     let specs: Vec<&str> = copper["opponents"].as_array().unwrap().iter().map(|o| o["spec"].as_str().unwrap()).collect();
     assert!(specs.iter().any(|s| s.starts_with(&format!("checkpoint:{}", shipped.display()))), "{specs:?}");
     assert!(specs.iter().any(|s| s.starts_with(&format!("usi:{engine}"))), "{specs:?}");
+}
+
+/// The page opens on a board ready to play; a reload comes back to the same game, at
+/// the same ply; a new game closes the one it replaces (its engine freed).
+#[test]
+fn a_reload_keeps_the_game_and_a_new_game_closes_the_old_one() {
+    let out = tempfile::tempdir().unwrap();
+    let server = server(out.path());
+    let mut tab = open(&server);
+    let first = state(&mut tab);
+    assert!(first["id"].as_u64().is_some() && first["over"] == Value::Bool(false), "a game is ready on opening: {first}");
+    assert!(js(&mut tab, "document.querySelectorAll('#pieces > *').length").as_u64().unwrap() > 0, "its board is drawn");
+    let st = new_game(&mut tab, "minishogi", "black", "random,name=rnd");
+    let id = st["id"].as_u64().unwrap();
+    let base = format!("http://{}", server.addr());
+    let token = server.url().split("token=").nth(1).unwrap().to_string();
+    let get = |id: u64| {
+        ureq::get(&format!("{base}/api/games/{id}?token={token}")).call().map(|r| r.status()).unwrap_or_else(|e| match e {
+            ureq::Error::Status(code, _) => code,
+            e => panic!("{e}"),
+        })
+    };
+    assert_eq!(get(first["id"].as_u64().unwrap()), 404, "the game the new one replaced is closed");
+    let usi = st["legal"][0]["u"].as_str().unwrap().to_string();
+    click_move(&mut tab, &st, &usi);
+    wait_for(&mut tab, "the opponent's reply", "!!st && st.plies.length === 3 && !st.thinking");
+    let before = state(&mut tab);
+    js(&mut tab, "location.reload(), true");
+    std::thread::sleep(Duration::from_millis(200));
+    wait_for(&mut tab, "the page to load again", "!!document.body && document.body.dataset.ready === '1'");
+    let after = state(&mut tab);
+    assert_eq!(after["id"].as_u64(), Some(id), "the reloaded page shows its game");
+    assert_eq!(after["plies"], before["plies"], "at the same ply");
+    assert_eq!(get(id), 200, "the game is still open on the server");
+}
+
+/// A save that fails is shown on the page (not only logged), and the game goes on.
+#[test]
+fn a_failed_save_shows_on_the_page() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("games");
+    let server = server(&out);
+    let mut tab = open(&server);
+    let st = new_game(&mut tab, "minishogi", "black", "random,name=rnd");
+    // The folder the games go to becomes a file: every save now fails.
+    std::fs::remove_dir_all(&out).unwrap();
+    std::fs::write(&out, "not a folder").unwrap();
+    let usi = st["legal"][0]["u"].as_str().unwrap().to_string();
+    click_move(&mut tab, &st, &usi);
+    wait_for(&mut tab, "the opponent's reply", "!!st && st.plies.length === 3 && !st.thinking");
+    let shown = js(&mut tab, "document.getElementById('record').textContent");
+    assert!(shown.as_str().unwrap().starts_with("NOT SAVED"), "{shown}");
+    assert_eq!(js(&mut tab, "getComputedStyle(document.getElementById('record')).backgroundColor").as_str().unwrap(), "rgb(192, 28, 40)");
 }
