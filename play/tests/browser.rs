@@ -645,3 +645,22 @@ fn a_failed_save_shows_on_the_page() {
     assert!(shown.as_str().unwrap().starts_with("NOT SAVED"), "{shown}");
     assert_eq!(js(&mut tab, "getComputedStyle(document.getElementById('record')).backgroundColor").as_str().unwrap(), "rgb(192, 28, 40)");
 }
+
+/// An illegal move sent through the page with the page's own check bypassed (its request
+/// function called directly) is refused by the server: the page shows the refusal and
+/// the game is unchanged.
+#[test]
+fn the_server_refuses_an_illegal_move_the_page_did_not_check() {
+    let out = tempfile::tempdir().unwrap();
+    let server = server(out.path());
+    let mut tab = open(&server);
+    let st = new_game(&mut tab, "pocket-copper", "black", "random,name=rnd");
+    let legal: Vec<String> = st["legal"].as_array().unwrap().iter().map(|m| m["u"].as_str().unwrap().to_string()).collect();
+    assert!(!legal.contains(&"5i5a".to_string()));
+    js(&mut tab, "act(async () => setState(await api('POST', `/api/games/${st.id}/move`, { usi: '5i5a' }))), true");
+    wait_for(&mut tab, "the refusal on the page", "document.getElementById('error').textContent.includes('not legal')");
+    let after = state(&mut tab);
+    assert_eq!(after["plies"].as_array().unwrap().len(), 1, "the game is unchanged");
+    let record = out.path().read_dir().unwrap().count();
+    assert_eq!(record, 0, "nothing was saved: no move was played");
+}
