@@ -553,13 +553,17 @@ type Upload = (String, Vec<u8>, PathBuf);
 struct Uploader {
     tx: Option<std::sync::mpsc::SyncSender<Upload>>,
     /// Games handed over and not yet uploaded, and the first upload error.
-    pending: Arc<(std::sync::Mutex<(u64, Option<String>)>, std::sync::Condvar)>,
+    pending: Arc<Pending>,
     thread: Option<std::thread::JoinHandle<()>>,
     /// Milliseconds the uploads took, and self-play threads spent blocked on a full
     /// backlog ([`UPLOAD_BACKLOG`]).
     upload_ms: Arc<AtomicU64>,
     blocked_ms: Arc<AtomicU64>,
 }
+
+/// Games handed to an [`Uploader`] and not yet uploaded, the first upload error, and the
+/// signal a flush waits on.
+type Pending = (std::sync::Mutex<(u64, Option<String>)>, std::sync::Condvar);
 
 /// Games waiting for upload at most; a self-play thread that finishes another waits (the
 /// store is slower than the games: that wait is idle time).
@@ -576,7 +580,7 @@ struct Uploaded {
 impl Uploader {
     fn start(store: Store) -> Uploader {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Upload>(UPLOAD_BACKLOG);
-        let pending: Arc<(std::sync::Mutex<(u64, Option<String>)>, std::sync::Condvar)> = Arc::default();
+        let pending: Arc<Pending> = Arc::default();
         let upload_ms = Arc::new(AtomicU64::new(0));
         let (p, ms) = (pending.clone(), upload_ms.clone());
         let thread = std::thread::Builder::new()
