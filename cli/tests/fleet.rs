@@ -511,7 +511,7 @@ fn a_hostile_step_manifest(fleet: &Fleet) {
     let cfg = config_with(fleet.work, "hostile.toml", |_| {});
     let outside = fleet.work.join("outside.shard");
     for key in [outside.display().to_string(), "selfplay/gen-0001/w1/../../../../outside.shard".into()] {
-        let m = StepManifest { generation: 1, trainer: "t0".into(), games: vec![key.clone()] };
+        let m = StepManifest { generation: 1, trainer: "t0".into(), games: vec![key.clone()], deferred: 0 };
         s.put(&keys::step_manifest(1), serde_json::to_vec(&m).unwrap()).unwrap();
         let out = run.trainer("t1", &cfg, "hostile-t1").wait_with_output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -535,6 +535,7 @@ fn workers_that_never_idle(fleet: &Fleet) {
     for g in 1..=GENERATIONS {
         let m: StepManifest = serde_json::from_slice(&s.get(&keys::step_manifest(g)).unwrap().unwrap()).unwrap();
         assert!(m.games.len() as u64 >= GAMES);
+        assert!(m.games.len() as u64 <= 4 * GAMES, "step {g} took {} games: over its cap", m.games.len());
         for k in m.games {
             let (kg, _, _) = keys::parse_game_shard(&k).unwrap();
             assert!(kg + 1 >= g && kg <= g, "step {g} consumed {k}, older than fleet.max_game_lag allows");
@@ -612,19 +613,30 @@ fn sixteen_workers(fleet: &Fleet) {
         assert!(busy >= 90.0, "{w} was busy {busy}% of its time (seed {seed}): {out}");
     }
     let mut consumed: BTreeMap<String, u32> = BTreeMap::new();
+    let mut deferred = 0;
     for g in 1..=GENERATIONS {
         let m: StepManifest = serde_json::from_slice(&s.get(&keys::step_manifest(g)).unwrap().unwrap()).unwrap();
+        // A step's games are capped (`fleet.step_games` × `selfplay.games`, 4 × 48),
+        // however many the workers played ahead.
+        assert!(m.games.len() <= 4 * 48, "step {g} took {} games (seed {seed})", m.games.len());
+        deferred += m.deferred;
         for k in m.games {
             *consumed.entry(k).or_default() += 1;
         }
         pipeline::fleet::fetch_model(&s, g, &fleet.work.join("scale-cache")).unwrap_or_else(|e| panic!("model {g} (seed {seed}): {e:#}"));
     }
     assert!(consumed.values().all(|&n| n == 1), "a game consumed twice (seed {seed})");
+    // Every finished game of a trained generation was consumed, or left over the cap of
+    // a step (and counted there).
+    let mut unused = 0;
     for l in s.list(keys::SELFPLAY).unwrap() {
-        if let Some((g, w, _)) = keys::parse_game_shard(&l.key).filter(|(_, w, _)| !w.is_empty()) {
-            assert!(g == GENERATIONS || consumed.contains_key(&l.key), "{} (by {w}) finished but never used (seed {seed})", l.key);
+        if let Some((g, _, _)) = keys::parse_game_shard(&l.key).filter(|(_, w, _)| !w.is_empty()) {
+            if g < GENERATIONS && !consumed.contains_key(&l.key) {
+                unused += 1;
+            }
         }
     }
+    assert!(unused <= deferred, "{unused} finished games never used, {deferred} deferred by the steps' cap (seed {seed})");
     let ids = |dir: &Path| -> std::collections::BTreeSet<u64> {
         let text = std::fs::read_to_string(dir.join("results.jsonl")).unwrap();
         let lines: Vec<u64> = text.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["job"]["id"].as_u64().unwrap()).collect();

@@ -49,11 +49,17 @@ pub struct FleetConfig {
     /// the model that played it (older ones are dropped), and a step's work does not grow
     /// with the run's length.
     pub max_game_lag: u32,
+    /// A step consumes at most this many times `selfplay.games` games (workers playing
+    /// ahead can make more while the trainer trains): the newest first; the others wait
+    /// for the next step, within `max_game_lag`. So the samples trained per new sample
+    /// stay above `steps_per_generation × batch_size / (step_games × games × plies)`, and
+    /// a step's downloads and memory are bounded.
+    pub step_games: u32,
 }
 
 impl Default for FleetConfig {
     fn default() -> FleetConfig {
-        FleetConfig { play_ahead: false, max_game_lag: 2 }
+        FleetConfig { play_ahead: false, max_game_lag: 2, step_games: 4 }
     }
 }
 
@@ -141,6 +147,9 @@ impl RunConfig {
         }
         if self.evaluation.anchor_pairs > 0 {
             players::PlayerSpec::parse(&self.evaluation.anchor).map_err(|e| anyhow::anyhow!("evaluation.anchor: {e}"))?;
+        }
+        if !(1..=100).contains(&self.fleet.step_games) {
+            bail!("fleet.step_games: {} is outside 1..=100", self.fleet.step_games);
         }
         if !(1..=100).contains(&self.fleet.max_game_lag) {
             bail!("fleet.max_game_lag: {} is outside 1..=100", self.fleet.max_game_lag);

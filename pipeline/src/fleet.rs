@@ -1022,7 +1022,10 @@ fn model_zero(store: &Store, local: &RunDir, cfg: &RunConfig, opts: &TrainerOpti
             sync_up(store, local, "teacher")?;
             sync_up(store, local, &keys::train_report(0))?;
         }
-        store.put_new(&keys::step_manifest(0), serde_json::to_vec_pretty(&StepManifest { generation: 0, trainer: opts.id.clone(), games: shards })?)?;
+        store.put_new(
+            &keys::step_manifest(0),
+            serde_json::to_vec_pretty(&StepManifest { generation: 0, trainer: opts.id.clone(), games: shards, deferred: 0 })?,
+        )?;
     }
     still_holds(store, opts, 0)?;
     upload_checkpoint(store, local, 0)?;
@@ -1083,7 +1086,18 @@ fn step_games(store: &Store, cfg: &RunConfig, opts: &TrainerOptions, g: u32, sho
             used.extend(m.games);
         }
     }
-    let games: Vec<store::Listed> = finished_games(store, oldest, g)?.into_iter().filter(|l| !used.contains(&l.key)).collect();
+    let mut games: Vec<store::Listed> = finished_games(store, oldest, g)?.into_iter().filter(|l| !used.contains(&l.key)).collect();
+    // Over the cap (workers played ahead while the trainer trained): the newest games.
+    let cap = (cfg.fleet.step_games as u64 * quota) as usize;
+    let deferred = games.len().saturating_sub(cap) as u64;
+    if deferred > 0 {
+        games.sort_by(|a, b| {
+            (keys::parse_game_shard(&a.key).map(|(kg, _, _)| kg), a.modified).cmp(&(keys::parse_game_shard(&b.key).map(|(kg, _, _)| kg), b.modified))
+        });
+        games.drain(..deferred as usize);
+        games.sort_by(|a, b| a.key.cmp(&b.key));
+        tracing::info!(generation = g, deferred, cap, "the step takes the newest {cap} games; the others wait for the next step");
+    }
     // The fleet's self-play time: from the previous model's publication (or the first
     // game) to the last game in, by the store's clock, without the outages in between.
     let published = store.modified(&keys::model_manifest(g - 1))?;
@@ -1093,7 +1107,7 @@ fn step_games(store: &Store, cfg: &RunConfig, opts: &TrainerOptions, g: u32, sho
         times.insert(0, p);
     }
     let seconds = playing_seconds(&times).unwrap_or(seconds);
-    let manifest = StepManifest { generation: g, trainer: opts.id.clone(), games: games.into_iter().map(|l| l.key).collect() };
+    let manifest = StepManifest { generation: g, trainer: opts.id.clone(), games: games.into_iter().map(|l| l.key).collect(), deferred };
     still_holds(store, opts, g)?;
     store.put_new(&keys::step_manifest(g), serde_json::to_vec_pretty(&manifest)?)?;
     // A trainer that lost the manifest's put to its own earlier life reads the stored one.

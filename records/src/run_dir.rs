@@ -205,6 +205,10 @@ pub struct StepManifest {
     pub trainer: String,
     /// Shard keys, sorted.
     pub games: Vec<String>,
+    /// Finished games not consumed by this step, over its cap (`fleet.step_games`): they
+    /// wait for the next step, or are dropped once older than `fleet.max_game_lag`.
+    #[serde(default)]
+    pub deferred: u64,
 }
 
 /// FNV-1a 64 over `parts` (each length-prefixed so that boundaries count).
