@@ -98,8 +98,10 @@ fn the_first_hour_on_the_quick_preset() {
     assert!(!mine.is_empty(), "the page lists the model named by --model among the opponents");
     select(&mut tab, "opponent", &mine);
     select(&mut tab, "side", "black");
+    // The page opened on a game ready to play; "New game" replaces it with this one.
+    let before = tab.eval("st ? st.id : 0");
     click(&mut tab, "#new");
-    wait_for(&mut tab, "a new game", "!!st && st.plies.length === 1");
+    wait_for(&mut tab, "a new game", &format!("!!st && st.id !== {before} && st.plies.length === 1"));
     assert_eq!(tab.eval("st.white").as_str().unwrap(), "gen-0002", "the opponent is the model made");
     let legal = tab.eval("st.legal[0]");
     let (from, to) = (legal["from"].as_str().unwrap().to_string(), legal["to"].as_str().unwrap().to_string());
