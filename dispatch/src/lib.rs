@@ -34,8 +34,12 @@
 //!   time while a worker has said it cannot play, unless other workers are still at the
 //!   job (a result or a claim written within that time, or within two claim refreshes):
 //!   one worker's refusal does not abort a job that others play.
-//! - `jobs/<job>/coordinator` — rewritten by the coordinator when it looks for those
-//!   signs: its time is the store's "now".
+//! - `jobs/<job>/coordinator` — rewritten by the coordinator every minute (with the open
+//!   index entry) and when it looks for those signs: its time is the store's "now", and a
+//!   job whose coordinator has been silent for an hour (`JOB_ABANDONED`, by the worker's
+//!   clock) was abandoned: the first worker to see it takes it out of the open index, so
+//!   a killed coordinator's job stops costing every worker's look. A coordinator started
+//!   again puts it back.
 //!
 //! Workers run no USI engine the job names unless their own command line allows it, and
 //! start it only as the command line says (`copper worker --allow-engine PATH` or
@@ -101,6 +105,9 @@ fn error_key(job: &str, worker: &str) -> String {
 fn claim_key(job: &str, unit: u64, worker: &str) -> String {
     format!("jobs/{job}/claims/{unit:012}/{worker}")
 }
+fn coordinator_key(job: &str) -> String {
+    format!("jobs/{job}/coordinator")
+}
 
 /// The unit a `…/results/<unit>.json` or `…/claims/<unit>/…` key names.
 fn unit_of(rest: &str) -> Option<u64> {
@@ -152,7 +159,7 @@ fn worker_errors(store: &Store, job: &str) -> Result<Vec<(String, String)>> {
 /// or rewritten (a worker rewrites its claim every [`CLAIM_REFRESH`] while it plays), by
 /// the store's clock (the time of a key written now).
 fn still_played(store: &Store, job: &str, window: Duration) -> Result<bool> {
-    let here = format!("jobs/{job}/coordinator");
+    let here = coordinator_key(job);
     store.put(&here, "")?;
     let listed = store.list(&format!("jobs/{job}"))?;
     let Some(now) = listed.iter().find(|l| l.key == here).map(|l| l.modified) else { return Ok(false) };
@@ -176,6 +183,11 @@ fn coordinate(store: &Store, patience: Patience, work: &RemoteWork<'_>, stop: &A
     let mut next = 0;
     let mut last_result = std::time::Instant::now();
     let mut last_error_look = std::time::Instant::now();
+    // The coordinator's key, rewritten now and then: workers read the store's "now" from
+    // it (claims going stale) and take a job whose coordinator has been silent for
+    // `JOB_ABANDONED` for abandoned.
+    store.put(&coordinator_key(&job), "")?;
+    let mut beat = std::time::Instant::now();
     let mut told: BTreeMap<String, String> = BTreeMap::new();
     while next < work.todo.len() && !stop.load(Relaxed) {
         let before = next;
@@ -195,6 +207,12 @@ fn coordinate(store: &Store, patience: Patience, work: &RemoteWork<'_>, stop: &A
             }
             on_result(r);
             next += 1;
+        }
+        if beat.elapsed() >= CLAIM_REFRESH {
+            store.put(&coordinator_key(&job), "")?;
+            // Back in the index if a worker took it for abandoned (a clock far off).
+            store.put(&open_key(&job), "")?;
+            beat = std::time::Instant::now();
         }
         if next > before {
             last_result = std::time::Instant::now();
@@ -236,7 +254,7 @@ fn coordinate(store: &Store, patience: Patience, work: &RemoteWork<'_>, stop: &A
 fn close(store: &Store, job: &str) -> Result<()> {
     store.put(&done_key(job), "done")?;
     store.delete(&open_key(job))?;
-    store.delete(&format!("jobs/{job}/coordinator"))?;
+    store.delete(&coordinator_key(job))?;
     for prefix in [format!("jobs/{job}/claims"), format!("jobs/{job}/errors")] {
         for l in store.list(&prefix)? {
             store.delete(&l.key)?;
@@ -303,6 +321,11 @@ const CLAIM_REFRESH: Duration = Duration::from_secs(60);
 /// job) is a departed worker's: three refreshes missed.
 const CLAIM_STALE: Duration = Duration::from_secs(180);
 
+/// A job whose coordinator has not rewritten its key for this long (by this worker's
+/// clock: generous, so that clocks need not agree) was abandoned: a worker takes it out of
+/// the open index, and a coordinator started again puts it back.
+const JOB_ABANDONED: Duration = Duration::from_secs(3600);
+
 /// Serves the store's jobs one game at a time (`copper worker`).
 pub struct JobServer {
     store: Store,
@@ -357,17 +380,29 @@ impl JobServer {
         Ok(())
     }
 
-    /// The open jobs (the `jobs/open/` index) and what their keys say.
-    fn states(&self) -> Result<BTreeMap<String, JobState>> {
+    /// The open jobs (the `jobs/open/` index) and what their keys say. Jobs that left the
+    /// index are forgotten (what was built for them too); an abandoned one is taken out.
+    fn states(&mut self) -> Result<BTreeMap<String, JobState>> {
+        let open: BTreeSet<String> = self
+            .store
+            .list("jobs/open")?
+            .into_iter()
+            .filter_map(|l| l.key.strip_prefix("jobs/open/").filter(|j| !j.is_empty() && !j.contains('/')).map(str::to_string))
+            .collect();
+        self.prepared.retain(|j, _| open.contains(j));
         let mut jobs: BTreeMap<String, JobState> = BTreeMap::new();
-        for open in self.store.list("jobs/open")? {
-            let Some(job) = open.key.strip_prefix("jobs/open/").filter(|j| !j.is_empty() && !j.contains('/')) else { continue };
-            let s = jobs.entry(job.to_string()).or_default();
+        for job in open {
+            let mut s = JobState::default();
+            let (mut beat, mut published_at) = (None, None);
             for l in self.store.list(&format!("jobs/{job}"))? {
                 s.newest = s.newest.max(Some(l.modified));
                 let Some(what) = l.key.strip_prefix(&format!("jobs/{job}/")) else { continue };
                 match what.split_once('/') {
-                    None if what == "job.json" => s.published = true,
+                    None if what == "job.json" => {
+                        s.published = true;
+                        published_at = Some(l.modified);
+                    }
+                    None if what == "coordinator" => beat = Some(l.modified),
                     None if what == "done" => s.done = true,
                     Some(("results", unit)) => s.results.extend(unit_of(unit)),
                     Some(("claims", rest)) => {
@@ -378,6 +413,15 @@ impl JobServer {
                     _ => {}
                 }
             }
+            // Silent for an hour (its coordinator's key, or the job's if it never wrote
+            // one): abandoned.
+            if beat.or(published_at).is_some_and(|t| std::time::SystemTime::now().duration_since(t).is_ok_and(|age| age > JOB_ABANDONED)) {
+                tracing::info!(job = %job, "no coordinator for an hour: the job leaves the open index");
+                self.store.delete(&open_key(&job))?;
+                self.prepared.remove(&job);
+                continue;
+            }
+            jobs.insert(job, s);
         }
         Ok(jobs)
     }
@@ -699,6 +743,27 @@ mod tests {
         let mut server = JobServer::new(store.clone(), "w1", players::EngineAllowList::parse(&[path.as_str()]).unwrap()).unwrap();
         let _ = server.serve_one();
         assert!(marker.exists(), "the allowed engine was started");
+    }
+
+    /// A job whose coordinator has been silent for over an hour leaves the open index at
+    /// a worker's next look, and the worker forgets it; a coordinator started again puts
+    /// it back (`coordinate` writes the index).
+    #[test]
+    fn an_abandoned_job_leaves_the_open_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, job, _) = open_job(dir.path(), 1);
+        store.put(&coordinator_key(&job), "").unwrap();
+        let old = store.local_path(&coordinator_key(&job)).unwrap();
+        let touched = std::process::Command::new("touch").arg("-d").arg("2 hours ago").arg(&old).status().unwrap();
+        assert!(touched.success());
+        let mut server = JobServer::new(store.clone(), "w1", players::EngineAllowList::default()).unwrap();
+        assert!(!server.serve_one().unwrap(), "an abandoned job is not played");
+        assert!(store.get(&open_key(&job)).unwrap().is_none(), "it left the open index");
+        assert!(server.prepared.is_empty(), "what was built for it is forgotten");
+        // A live one is played.
+        store.put(&coordinator_key(&job), "").unwrap();
+        store.put(&open_key(&job), "").unwrap();
+        assert!(server.serve_one().unwrap());
     }
 
     /// One worker that cannot play a job does not abort it while another is playing it:
