@@ -229,7 +229,12 @@ fn a_whole_pocket_shogi_copper_game_by_clicking() {
             st = state(&mut tab);
         }
         if st["plies"].as_array().unwrap().len() == 9 {
+            // In kanji, as a shogi player reads the board (the letters come back after).
+            click(&mut tab, "#labels");
+            wait_for(&mut tab, "kanji on the board", "document.getElementById('labels').textContent === 'letters'");
             screenshot(&mut tab, "play.png", out.path());
+            click(&mut tab, "#labels");
+            wait_for(&mut tab, "letters on the board", "document.getElementById('labels').textContent === 'kanji'");
         }
     }
     eprintln!(
