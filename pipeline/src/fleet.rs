@@ -328,7 +328,7 @@ pub fn run_worker_with(store: &Store, opts: &WorkerOptions, stop: &AtomicBool, i
             _ => None,
         };
         let (newest, watched_count) = match watched {
-            Some(Ok(seen)) => (seen.newest, seen.count),
+            Some(Ok(seen)) => (seen.newest, Some(seen.count)),
             Some(Err(e)) => break Err(anyhow!("{e}")),
             None => (newest_model(store, &mut newest_known)?, None),
         };
@@ -486,7 +486,7 @@ const LOOK_FOR_JOBS: Duration = Duration::from_secs(5);
 #[derive(Clone, Copy)]
 struct Seen {
     newest: Option<u32>,
-    count: Option<(u32, u64)>,
+    count: (u32, u64),
 }
 
 /// Looks at the store every `LOOK_FOR_MODEL` on a thread of its own — the newest model,
@@ -519,7 +519,7 @@ impl Watcher {
                         if n >= quota {
                             full = Some(g);
                         }
-                        Ok(Seen { newest, count: Some((g, n)) })
+                        Ok(Seen { newest, count: (g, n) })
                     })();
                     ms.fetch_add(t.elapsed().as_millis() as u64, Relaxed);
                     *out.lock().unwrap_or_else(|e| e.into_inner()) = Some(look.map_err(|e| format!("{e:#}")));

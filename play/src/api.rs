@@ -165,7 +165,7 @@ fn guarded(routes: Router<Shared>, state: Shared) -> Router {
 
 /// The 500 a panicking handler answers with.
 fn panic_answer(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
-    let what = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+    let what = crate::panic_text(panic.as_ref());
     tracing::error!("a request handler panicked: {what}");
     ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("the server failed answering this request ({what}); the other games go on")).into_response()
 }
@@ -250,14 +250,13 @@ fn presets(variant: &Variant, has_model: bool, models: &[(PathBuf, Option<PathBu
     }
     // The models the command line named, where trained for this variant (first: the
     // reason to name one is to play it).
-    let extras_of_own = "mate=on,qmix=0.5,qscale=1000";
     let own: Vec<Preset> = models
         .iter()
         .filter(|(dir, _)| model::read_manifest(dir).ok().and_then(|m| m.game).is_some_and(|t| t.variant == variant.name))
         .map(|(dir, _)| {
             let name = dir.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_else(|| "model".into());
             let quoted = players::spec::quote(&dir.display().to_string());
-            p(&format!("{}, at the time per move", dir.display()), format!("checkpoint:{quoted},{extras_of_own},name={}", players::spec::quote(&name)))
+            p(&format!("{}, at the time per move", dir.display()), format!("checkpoint:{quoted},{extras},name={}", players::spec::quote(&name)))
         })
         .collect();
     out.splice(0..0, own);

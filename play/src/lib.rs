@@ -117,6 +117,11 @@ impl Drop for Server {
     }
 }
 
+/// What a caught panic said (its message, when it was text).
+pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
+}
+
 /// `text` for a URL: unreserved characters as they are, every other byte `%XX`.
 fn percent_encode(text: &str) -> String {
     let mut out = String::new();

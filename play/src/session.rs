@@ -422,7 +422,7 @@ pub(crate) fn attach_opponent(session: &Arc<Mutex<Session>>, mut player: Box<dyn
                 let reply = match thought {
                     Ok(reply) => reply,
                     Err(panic) => {
-                        let what = panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+                        let what = crate::panic_text(panic.as_ref());
                         tracing::error!(opponent = %name, "the opponent panicked: {what}");
                         if let Some(s) = weak.upgrade() {
                             let fault = players::player::Fault { kind: players::player::FaultKind::Crash, message: format!("it panicked ({what})") };

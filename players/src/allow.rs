@@ -62,8 +62,9 @@ impl EngineAllowList {
                     Kind::Usi(command) => AllowedEngine { command, args: spec.args, dir: spec.dir, options: spec.options },
                     _ => return Err(SpecError { spec: value.into(), problem: "--allow-engine takes a program or a usi:PROGRAM spec".into() }),
                 },
-                Err(_) if !value.trim().is_empty() => AllowedEngine { command: value.into(), args: Vec::new(), dir: None, options: Vec::new() },
-                Err(e) => return Err(e),
+                // Not a spec: a program's path, unless it was meant as a `usi:` spec.
+                Err(e) if value.trim().is_empty() || is_usi_spec(value) => return Err(e),
+                Err(_) => AllowedEngine { command: value.into(), args: Vec::new(), dir: None, options: Vec::new() },
             };
             engines.push(engine);
         }
@@ -105,6 +106,11 @@ impl EngineAllowList {
             named.iter().map(|a| a.to_spec()).collect::<Vec<_>>().join(" or ")
         ))
     }
+}
+
+/// Whether `value` is written as a `usi:` spec (`usi`, spaces or quotes, then a colon).
+fn is_usi_spec(value: &str) -> bool {
+    value.split_once(':').is_some_and(|(kind, _)| kind.trim().trim_matches('"') == "usi")
 }
 
 /// The same program: the same text, or the same file once links are resolved.
@@ -197,5 +203,8 @@ mod tests {
         let e = EngineAllowList::parse(&["alphabeta,depth=2"]).unwrap_err().to_string();
         assert!(e.contains("takes a program"), "{e}");
         assert!(EngineAllowList::parse(&[""]).is_err());
+        // A `usi:` spec with a mistake is an error, not a program named "usi:…".
+        let e = EngineAllowList::parse(&["usi:/usr/games/fairy-stockfish,optoin.Threads=1"]).unwrap_err().to_string();
+        assert!(e.contains("unknown key 'optoin.Threads'"), "{e}");
     }
 }
