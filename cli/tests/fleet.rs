@@ -250,18 +250,10 @@ fn a_fleet_run(fleet: &Fleet) {
     let uses = every_game_consumed_once(fleet, &s);
     assert!(!uses.keys().any(|k| k.contains("/w9/")), "a game without a shard was consumed");
     // The published models are whole and the run's reports are there.
-    for g in 1..=GENERATIONS {
-        let m: ModelManifest = serde_json::from_slice(&s.get(&keys::model_manifest(g)).unwrap().unwrap()).unwrap();
-        for f in &m.files {
-            let bytes = s.get(&format!("{}/{}", keys::model_dir(g), f.name)).unwrap().unwrap();
-            assert_eq!(bytes.len() as u64, f.size, "model {g}: {}", f.name);
-        }
-        assert!(s.get(&format!("eval/gen-{g:04}.json")).unwrap().is_some(), "generation {g}'s evaluation");
-    }
+    published_generations_hold_together(fleet, &s, GENERATIONS);
     assert!(s.get("summary.tsv").unwrap().is_some());
-    // What the run no longer needs is gone: checkpoints but the last two, old claims.
+    // What the run no longer needs is gone: checkpoints but the last two.
     assert!(s.list("trainer").unwrap().len() <= 2, "{:?}", s.list("trainer").unwrap());
-    assert!(s.list(&keys::claims(GENERATIONS - 2)).unwrap().is_empty());
     // The ladder reads the same store and writes its table back there.
     let mut ladder = Command::new(env!("CARGO_BIN_EXE_copper"));
     ladder.args(["ladder", "--run", &fleet.url, "--anchor", "random", "--rounds", "1", "--sims", "4", "--threads", "1", "--quiet", "--work-dir"]);
@@ -270,6 +262,26 @@ fn a_fleet_run(fleet: &Fleet) {
     assert!(out.status.success(), "ladder: {}", String::from_utf8_lossy(&out.stderr));
     let table = String::from_utf8(s.get("ladder/ladder.tsv").unwrap().expect("the ladder's table in the store").to_vec()).unwrap();
     assert_eq!(table.lines().count(), 1 + GENERATIONS as usize, "a header and one rung per generation: {table}");
+}
+
+/// Generations 1..=`last` are done and each is one trainer's work: the published model
+/// is whole, the checkpoint that made it and its training report are the ones named by its
+/// hash, and its evaluation is there.
+fn published_generations_hold_together(fleet: &Fleet, s: &store::Store, last: u32) {
+    for g in 1..=last {
+        let m: ModelManifest = serde_json::from_slice(&s.get(&keys::model_manifest(g)).unwrap().unwrap()).unwrap();
+        pipeline::fleet::fetch_model(s, g, &fleet.work.join("check-cache")).unwrap_or_else(|e| panic!("model {g}: {e:#}"));
+        // (The trainer keeps the last two generations' checkpoints.)
+        if g + 1 >= last {
+            assert!(s.get(&keys::checkpoint_after(g, &m.hash)).unwrap().is_some(), "model {g}'s checkpoint");
+        }
+        assert_eq!(
+            s.get(&keys::train_report(g)).unwrap().expect("a training report"),
+            s.get(&keys::train_report_of(g, &m.hash)).unwrap().expect("the report under the model's hash"),
+            "generation {g}'s report is not its model's"
+        );
+        assert!(s.get(&keys::eval_report(g)).unwrap().is_some(), "generation {g}'s evaluation");
+    }
 }
 
 /// Every finished game is in exactly one step manifest (the last generation's late games
@@ -441,6 +453,11 @@ fn a_stored_config_is_not_trusted(fleet: &Fleet) {
 /// A trainer killed after it published generation 1's model but before its evaluation,
 /// restarted on an empty work directory: it evaluates and goes on from the published
 /// model, never a retrained one; and a model altered in the store is refused on fetch.
+///
+/// A one-thread retrain reproduces a model bit for bit, so the published model here is
+/// one the trainer cannot remake: the last model of the `ahead` run (played by
+/// `workers_that_never_idle`, another config), with its checkpoint and report, put in
+/// place of generation 1's.
 fn restart_after_publishing(fleet: &Fleet) {
     let run = fleet.another_run("published");
     let s = run.store();
@@ -451,11 +468,21 @@ fn restart_after_publishing(fleet: &Fleet) {
     kill(t);
     // As if killed before the evaluation: the model is out, its evaluation is not.
     s.delete(&keys::eval_report(1)).unwrap();
-    let published: ModelManifest = serde_json::from_slice(&s.get(&keys::model_manifest(1)).unwrap().unwrap()).unwrap();
+    let ahead = fleet.another_run("ahead").store();
+    let theirs: ModelManifest = serde_json::from_slice(&ahead.get(&keys::model_manifest(GENERATIONS)).unwrap().expect("the ahead run's last model")).unwrap();
+    let published = ModelManifest { generation: 1, trainer: "t1".into(), dir: keys::model_dir_of(1, &theirs.hash), ..theirs.clone() };
+    for f in &theirs.files {
+        s.put(&format!("{}/{}", published.dir, f.name), ahead.get(&format!("{}/{}", theirs.dir, f.name)).unwrap().unwrap()).unwrap();
+    }
+    s.put(&keys::checkpoint_after(1, &theirs.hash), ahead.get(&keys::checkpoint_after(GENERATIONS, &theirs.hash)).unwrap().unwrap()).unwrap();
+    let report = ahead.get(&keys::train_report(GENERATIONS)).unwrap().unwrap();
+    s.put(&keys::train_report_of(1, &theirs.hash), report.clone()).unwrap();
+    s.put(&keys::train_report(1), report).unwrap();
+    s.put(&keys::model_manifest(1), serde_json::to_vec(&published).unwrap()).unwrap();
     let out = finish(run.trainer("t1", &cfg, "published-b"), "the restarted trainer");
     assert!(out.contains("gen 2:"), "{out}");
     finish(w, "w1");
-    let local = if run.is_local() { PathBuf::from(run.url.strip_prefix("file://").unwrap()) } else { fleet.work.join("published-b/trainer-t1") };
+    let local = fleet.work.join("published-b/trainer-t1");
     let mut parts: Vec<Vec<u8>> = Vec::new();
     for f in &published.files {
         parts.push(f.name.as_bytes().to_vec());
@@ -469,7 +496,8 @@ fn restart_after_publishing(fleet: &Fleet) {
     assert!(s.get(&keys::eval_report(1)).unwrap().is_some() && s.get(&keys::eval_report(2)).unwrap().is_some());
 
     // A byte of a published model changed in the store: refused, naming the model.
-    let key = format!("{}/{}", keys::model_dir(2), "model.json");
+    let m2: ModelManifest = serde_json::from_slice(&s.get(&keys::model_manifest(2)).unwrap().unwrap()).unwrap();
+    let key = format!("{}/{}", m2.dir, "model.json");
     let mut bytes = s.get(&key).unwrap().unwrap().to_vec();
     let last = bytes.len() - 2;
     bytes[last] ^= 1;
@@ -478,30 +506,89 @@ fn restart_after_publishing(fleet: &Fleet) {
     assert!(format!("{e:#}").contains("damaged"), "{e:#}");
 }
 
-/// A trainer paused past its lease is replaced; resumed, it stops without publishing.
-fn a_paused_trainer(fleet: &Fleet) {
-    let run = fleet.another_run("paused");
+/// Where a trainer is paused past its lease: before its step manifest, while it trains,
+/// once its model's files are out (its manifest being decided), once its model is
+/// published (while it evaluates).
+#[derive(Clone, Copy, Debug)]
+enum Pause {
+    BeforeStep,
+    Training,
+    Publishing,
+    Evaluating,
+}
+
+/// A trainer paused past its lease at `when` is replaced; resumed, it stops or finishes
+/// what it began, and nothing it writes changes what the other published: every
+/// generation is one trainer's work (model whole, its checkpoint and report), every game
+/// consumed once, and the replacement finishes the run.
+fn a_paused_trainer(fleet: &Fleet, when: Pause) {
+    let run = fleet.another_run(&format!("paused-{when:?}").to_lowercase());
     let s = run.store();
-    let cfg = config_with(fleet.work, "paused.toml", |c| c["generations"] = 1.into());
-    let mut t1 = run.trainer_leased("t1", &cfg, "paused-t1", 2.0);
-    // Claimed, then the config out: t1 waits for generation 1's games.
-    wait_until("t1's config", || s.get(keys::CONFIG).unwrap().is_some(), &mut [&mut t1]);
-    std::thread::sleep(Duration::from_millis(300));
+    let cfg = config_with(fleet.work, "paused.toml", |c| c["generations"] = 2.into());
+    let work = |t: &str| format!("paused-{when:?}-{t}");
+    let mut t1 = run.trainer_leased("t1", &cfg, &work("t1"), 2.0);
+    let mut w = run.worker("w1");
+    let published_files = |s: &store::Store| s.list(keys::MODELS).unwrap().iter().any(|l| l.key.starts_with(&format!("{}.by/", keys::model_dir(1))));
+    match when {
+        // Claimed, then the config out: t1 waits for generation 1's games.
+        Pause::BeforeStep => wait_until("t1's config", || s.get(keys::CONFIG).unwrap().is_some(), &mut [&mut t1]),
+        Pause::Training => wait_until("t1's step manifest", || s.get(&keys::step_manifest(1)).unwrap().is_some(), &mut [&mut t1, &mut w]),
+        // On a server that overwrites, once t1's candidate manifest is out: t1 is then
+        // settling before it reads which candidate won.
+        Pause::Publishing if run.is_local() => wait_until("t1's model files", || published_files(&s), &mut [&mut t1, &mut w]),
+        Pause::Publishing => {
+            wait_until("t1's candidate manifest", || !s.list(&format!("{}.cand", keys::model_manifest(1))).unwrap().is_empty(), &mut [&mut t1, &mut w])
+        }
+        Pause::Evaluating => wait_until("t1's model", || s.get(&keys::model_manifest(1)).unwrap().is_some(), &mut [&mut t1, &mut w]),
+    }
     let signal = |sig: &str, child: &Child| assert!(Command::new("kill").args([sig, &child.id().to_string()]).status().unwrap().success());
     signal("-STOP", &t1);
     std::thread::sleep(Duration::from_secs(3));
-    let mut t2 = run.trainer_leased("t2", &cfg, "paused-t2", 2.0);
-    let mut w = run.worker("w1");
-    wait_until("t2's step manifest", || s.get(&keys::step_manifest(1)).unwrap().is_some(), &mut [&mut t2, &mut w]);
+    let mut t2 = run.trainer_leased("t2", &cfg, &work("t2"), 2.0);
+    wait_until("t2's generation 1", || s.get(&keys::eval_report(1)).unwrap().is_some() && s.list(&keys::claims(2)).unwrap().len() == 1, &mut [&mut t2, &mut w]);
     signal("-CONT", &t1);
     let out = t1.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("lost generation 1"), "{err}");
-    finish(t2, "t2");
+    assert!(out.status.success() || err.contains("lost generation 1") || err.contains("is held by trainer `t2`"), "{when:?}: {err}");
+    let out = finish(t2, "t2");
+    assert!(out.contains("gen 2:"), "{when:?}: {out}");
     finish(w, "w1");
-    let m: StepManifest = serde_json::from_slice(&s.get(&keys::step_manifest(1)).unwrap().unwrap()).unwrap();
-    assert_eq!(m.trainer, "t2");
-    pipeline::fleet::fetch_model(&s, 1, &fleet.work.join("paused-cache")).expect("the published model is whole");
+    published_generations_hold_together(fleet, &s, 2);
+    let mut consumed: BTreeMap<String, u32> = BTreeMap::new();
+    for g in 1..=2 {
+        let m: StepManifest = serde_json::from_slice(&s.get(&keys::step_manifest(g)).unwrap().unwrap()).unwrap();
+        for k in m.games {
+            *consumed.entry(k).or_default() += 1;
+        }
+    }
+    assert!(consumed.values().all(|&n| n == 1), "{when:?}: a game consumed twice");
+    let step2: StepManifest = serde_json::from_slice(&s.get(&keys::step_manifest(2)).unwrap().unwrap()).unwrap();
+    assert_eq!(step2.trainer, "t2", "{when:?}: the replaced trainer went on");
+    if matches!(when, Pause::Publishing) && !run.is_local() {
+        // t1's manifest was first: t2 went on from t1's model, not its own.
+        let m1: ModelManifest = serde_json::from_slice(&s.get(&keys::model_manifest(1)).unwrap().unwrap()).unwrap();
+        assert_eq!(m1.trainer, "t1");
+    }
+}
+
+/// A trainer killed and restarted within its lease keeps its place: its claim is not
+/// rewritten with a later time (on a server that overwrites, that would put it behind a
+/// contender that lost to it and has gone).
+fn a_restarted_trainer_keeps_its_place(fleet: &Fleet) {
+    let run = fleet.another_run("keeps-place");
+    let s = run.store();
+    let cfg = config_with(fleet.work, "keeps-place.toml", |c| c["generations"] = 1.into());
+    let mut t1 = run.trainer("t1", &cfg, "keeps-place-t1a");
+    wait_until("t1's config", || s.get(keys::CONFIG).unwrap().is_some(), &mut [&mut t1]);
+    let out = run.trainer("t2", &cfg, "keeps-place-t2").wait_with_output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("held by trainer `t1`"), "{}", String::from_utf8_lossy(&out.stderr));
+    let claimed = s.modified(&format!("{}/t1", keys::claims(1))).unwrap().unwrap();
+    kill(t1);
+    let w = run.worker("w1");
+    let out = finish(run.trainer("t1", &cfg, "keeps-place-t1b"), "t1 restarted within its lease");
+    assert!(out.contains("gen 1:"), "{out}");
+    finish(w, "w1");
+    assert_eq!(s.modified(&format!("{}/t1", keys::claims(1))).unwrap().unwrap(), claimed, "the restarted trainer rewrote its claim");
 }
 
 /// A step manifest naming a path outside the run is refused, and nothing is written there.
@@ -653,7 +740,10 @@ fn restart_paths(fleet: &Fleet) {
     second_trainers(fleet);
     a_stored_config_is_not_trusted(fleet);
     a_hostile_step_manifest(fleet);
-    a_paused_trainer(fleet);
+    a_restarted_trainer_keeps_its_place(fleet);
+    for when in [Pause::BeforeStep, Pause::Training, Pause::Publishing, Pause::Evaluating] {
+        a_paused_trainer(fleet, when);
+    }
     restart_after_publishing(fleet);
 }
 

@@ -35,7 +35,10 @@
 //!   job (a result or a claim written within that time, or within two claim refreshes):
 //!   one worker's refusal does not abort a job that others play.
 //! - `jobs/<job>/coordinator` — rewritten by the coordinator every minute (with the open
-//!   index entry) and when it looks for those signs: its time is the store's "now", and a
+//!   index entry), when it looks for those signs, and at most every 5 s while it counts
+//!   results: it holds the first unit the coordinator still waits for, and a worker's
+//!   look lists the job's results and claims from there on only (what is in flight, not
+//!   the job's history: a few requests, whatever the job's size). Its time is the store's "now", and a
 //!   job whose coordinator has been silent for an hour (`JOB_ABANDONED`, by the worker's
 //!   clock) was abandoned: the first worker to see it takes it out of the open index, so
 //!   a killed coordinator's job stops costing every worker's look. A coordinator started
@@ -157,10 +160,11 @@ fn worker_errors(store: &Store, job: &str) -> Result<Vec<(String, String)>> {
 
 /// Whether some worker played `job` within `window`: a result uploaded or a claim written
 /// or rewritten (a worker rewrites its claim every [`CLAIM_REFRESH`] while it plays), by
-/// the store's clock (the time of a key written now).
-fn still_played(store: &Store, job: &str, window: Duration) -> Result<bool> {
+/// the store's clock (the time of a key written now: the coordinator's, with its
+/// `progress`).
+fn still_played(store: &Store, job: &str, window: Duration, progress: String) -> Result<bool> {
     let here = coordinator_key(job);
-    store.put(&here, "")?;
+    store.put(&here, progress)?;
     let listed = store.list(&format!("jobs/{job}"))?;
     let Some(now) = listed.iter().find(|l| l.key == here).map(|l| l.modified) else { return Ok(false) };
     let recent = |l: &&store::Listed| now.duration_since(l.modified).map_or(true, |age| age <= window.max(2 * CLAIM_REFRESH));
@@ -184,10 +188,13 @@ fn coordinate(store: &Store, patience: Patience, work: &RemoteWork<'_>, stop: &A
     let mut last_result = std::time::Instant::now();
     let mut last_error_look = std::time::Instant::now();
     // The coordinator's key, rewritten now and then: workers read the store's "now" from
-    // it (claims going stale) and take a job whose coordinator has been silent for
-    // `JOB_ABANDONED` for abandoned.
-    store.put(&coordinator_key(&job), "")?;
+    // it (claims going stale), take a job whose coordinator has been silent for
+    // `JOB_ABANDONED` for abandoned, and read from it the first unit still to count, so
+    // that they list only the units from there on.
+    let progress = |next: usize| work.todo[next..].iter().map(|w| w.id).min().map_or(String::new(), |u| u.to_string());
+    store.put(&coordinator_key(&job), progress(0))?;
     let mut beat = std::time::Instant::now();
+    let mut told_progress = 0;
     let mut told: BTreeMap<String, String> = BTreeMap::new();
     while next < work.todo.len() && !stop.load(Relaxed) {
         let before = next;
@@ -208,8 +215,9 @@ fn coordinate(store: &Store, patience: Patience, work: &RemoteWork<'_>, stop: &A
             on_result(r);
             next += 1;
         }
-        if beat.elapsed() >= CLAIM_REFRESH {
-            store.put(&coordinator_key(&job), "")?;
+        if beat.elapsed() >= CLAIM_REFRESH || (next > told_progress && beat.elapsed() >= PROGRESS_EVERY) {
+            store.put(&coordinator_key(&job), progress(next))?;
+            told_progress = next;
             // Back in the index if a worker took it for abandoned (a clock far off).
             store.put(&open_key(&job), "")?;
             beat = std::time::Instant::now();
@@ -229,7 +237,7 @@ fn coordinate(store: &Store, patience: Patience, work: &RemoteWork<'_>, stop: &A
                     told.insert(worker.clone(), why.clone());
                 }
             }
-            if stalled && !errors.is_empty() && still_played(store, &job, patience.stall)? {
+            if stalled && !errors.is_empty() && still_played(store, &job, patience.stall, progress(next))? {
                 // Some worker cannot play the job, but others are at it (a game in
                 // order is long, or a departed worker's claim is going stale): wait on.
                 last_result = std::time::Instant::now();
@@ -337,7 +345,13 @@ pub struct JobServer {
     prepared: HashMap<String, Result<Arc<Prepared>, (String, std::time::Instant)>>,
     /// Games this server played.
     pub played: u64,
+    /// Per open job, the coordinator's progress (the first unit it still waits for) and
+    /// the time of the key it was read from: read again only when that key changes.
+    progress: HashMap<String, (std::time::SystemTime, u64)>,
 }
+
+/// How often at most the coordinator rewrites its key to say how far it has counted.
+const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 
 /// What one job's keys say.
 #[derive(Default)]
@@ -349,6 +363,8 @@ struct JobState {
     claims: BTreeMap<u64, Vec<(String, std::time::SystemTime)>>,
     /// The newest key's time: the store's "now" as far as this job shows it.
     newest: Option<std::time::SystemTime>,
+    /// Units below this one are counted by the coordinator (their results not listed).
+    counted_below: u64,
 }
 
 impl JobState {
@@ -367,7 +383,7 @@ impl JobServer {
         if id.is_empty() || id.contains('/') || id.starts_with('.') {
             bail!("worker id `{id}`: must be non-empty, without `/`, not starting with `.`");
         }
-        Ok(JobServer { store, id: id.to_string(), allowed_engines, prepared: HashMap::new(), played: 0 })
+        Ok(JobServer { store, id: id.to_string(), allowed_engines, prepared: HashMap::new(), played: 0, progress: HashMap::new() })
     }
 
     /// Refuses a job whose players would start a program this worker's command line did
@@ -382,6 +398,9 @@ impl JobServer {
 
     /// The open jobs (the `jobs/open/` index) and what their keys say. Jobs that left the
     /// index are forgotten (what was built for them too); an abandoned one is taken out.
+    /// A job's look reads its own keys (one listing without its folders), then its
+    /// results and claims from the first unit its coordinator still waits for: what is in
+    /// flight, not the job's history (a few requests, whatever the job's size).
     fn states(&mut self) -> Result<BTreeMap<String, JobState>> {
         let open: BTreeSet<String> = self
             .store
@@ -390,26 +409,23 @@ impl JobServer {
             .filter_map(|l| l.key.strip_prefix("jobs/open/").filter(|j| !j.is_empty() && !j.contains('/')).map(str::to_string))
             .collect();
         self.prepared.retain(|j, _| open.contains(j));
+        self.progress.retain(|j, _| open.contains(j));
         let mut jobs: BTreeMap<String, JobState> = BTreeMap::new();
         for job in open {
             let mut s = JobState::default();
-            let (mut beat, mut published_at) = (None, None);
-            for l in self.store.list(&format!("jobs/{job}"))? {
+            let (mut beat, mut published_at, mut from) = (None, None, 0);
+            for l in self.store.list_top(&format!("jobs/{job}"))? {
                 s.newest = s.newest.max(Some(l.modified));
-                let Some(what) = l.key.strip_prefix(&format!("jobs/{job}/")) else { continue };
-                match what.split_once('/') {
-                    None if what == "job.json" => {
+                match l.key.strip_prefix(&format!("jobs/{job}/")) {
+                    Some("job.json") => {
                         s.published = true;
                         published_at = Some(l.modified);
                     }
-                    None if what == "coordinator" => beat = Some(l.modified),
-                    None if what == "done" => s.done = true,
-                    Some(("results", unit)) => s.results.extend(unit_of(unit)),
-                    Some(("claims", rest)) => {
-                        if let (Some(unit), Some(who)) = (unit_of(rest), rest.split_once('/').map(|(_, w)| w.to_string())) {
-                            s.claims.entry(unit).or_default().push((who, l.modified));
-                        }
+                    Some("coordinator") => {
+                        beat = Some(l.modified);
+                        from = self.progress_of(&job, l.modified)?;
                     }
+                    Some("done") => s.done = true,
                     _ => {}
                 }
             }
@@ -421,9 +437,40 @@ impl JobServer {
                 self.prepared.remove(&job);
                 continue;
             }
+            if s.published && !s.done {
+                s.counted_below = from;
+                // Keys of units from `from` on sort after `…/<from, 12 digits>`.
+                for folder in ["results", "claims"] {
+                    let prefix = format!("jobs/{job}/{folder}");
+                    for l in self.store.list_after(&prefix, &format!("{prefix}/{from:012}"))? {
+                        s.newest = s.newest.max(Some(l.modified));
+                        let Some(rest) = l.key.strip_prefix(&format!("{prefix}/")) else { continue };
+                        if folder == "results" {
+                            s.results.extend(unit_of(rest));
+                        } else if let (Some(unit), Some((_, who))) = (unit_of(rest), rest.split_once('/')) {
+                            s.claims.entry(unit).or_default().push((who.to_string(), l.modified));
+                        }
+                    }
+                }
+            }
             jobs.insert(job, s);
         }
         Ok(jobs)
+    }
+
+    /// The first unit `job`'s coordinator still waits for (every unit before it is
+    /// counted or not needed), from its key written at `written`; 0 when it says nothing
+    /// readable.
+    fn progress_of(&mut self, job: &str, written: std::time::SystemTime) -> Result<u64> {
+        if let Some(&(at, unit)) = self.progress.get(job) {
+            if at == written {
+                return Ok(unit);
+            }
+        }
+        let bytes = self.store.get_at_most(&coordinator_key(job), 64)?.unwrap_or_default();
+        let unit = std::str::from_utf8(&bytes).ok().and_then(|t| t.trim().parse().ok()).unwrap_or(0);
+        self.progress.insert(job.to_string(), (written, unit));
+        Ok(unit)
     }
 
     fn prepare(&mut self, job: &str) -> Result<Option<Arc<Prepared>>> {
@@ -459,7 +506,7 @@ impl JobServer {
                 continue;
             }
             let Some(prepared) = self.prepare(&job)? else { continue };
-            let open: Vec<u64> = prepared.units().into_iter().filter(|u| !state.results.contains(u)).collect();
+            let open: Vec<u64> = prepared.units().into_iter().filter(|u| *u >= state.counted_below && !state.results.contains(u)).collect();
             if open.is_empty() {
                 continue;
             }
@@ -577,6 +624,44 @@ mod tests {
             let bound = 3 * (round + 1) + UNITS_TO_SPREAD_OVER as u64;
             assert!(played.iter().all(|&u| u < bound), "round {round}: {played:?} not all below {bound} of {units}");
         }
+    }
+
+    /// A worker's look at a job reads what is in flight: with 5,000 games counted by the
+    /// coordinator it costs the same requests as with none (it listed every result
+    /// before: a page per thousand), and it plays from the first unit not counted.
+    #[test]
+    fn a_look_at_a_job_costs_the_same_whatever_its_history() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, job, cfg) = open_job(dir.path(), 2600);
+        let units: Vec<u64> = cfg.jobs().iter().map(|j| j.id).collect();
+        assert!(units.len() > 5100 && units.windows(2).all(|w| w[0] < w[1]));
+        let mut server = JobServer::new(store.clone(), "w1", players::EngineAllowList::default()).unwrap();
+        let look = |server: &mut JobServer| {
+            let before = store.counters();
+            let states = server.states().unwrap();
+            (store.counters().since(&before).requests(), states)
+        };
+        store.put(&coordinator_key(&job), "0").unwrap();
+        look(&mut server);
+        let (fresh, _) = look(&mut server);
+        for &u in &units[..5000] {
+            store.put(&unit_key(&job, u), "{}").unwrap();
+        }
+        store.put(&claim_key(&job, units[4999], "w2"), "w2").unwrap();
+        store.put(&coordinator_key(&job), units[5000].to_string()).unwrap();
+        look(&mut server);
+        let (later, states) = look(&mut server);
+        assert_eq!(later, fresh, "a look after 5,000 results costs {later} requests, {fresh} with none");
+        let state = &states[&job];
+        assert_eq!(state.counted_below, units[5000]);
+        assert!(state.results.is_empty() && state.claims.is_empty(), "counted units were listed");
+        // A result past the coordinator's count is seen, and the next unit played is after it.
+        store.put(&unit_key(&job, units[5000]), "{}").unwrap();
+        let (_, states) = look(&mut server);
+        assert!(states[&job].results.contains(&units[5000]));
+        assert!(server.serve_one().unwrap());
+        let played: Vec<u64> = played_units(&store, &job).into_iter().filter(|u| *u > units[5000]).collect();
+        assert_eq!(played.len(), 1, "{played:?}");
     }
 
     /// A worker restarted with its id first finishes the game its earlier life claimed and

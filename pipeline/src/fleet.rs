@@ -55,7 +55,7 @@ fn newest_model(store: &Store, known: &mut Option<u32>) -> Result<Option<u32>> {
 }
 
 fn read_manifest<T: for<'de> serde::Deserialize<'de>>(store: &Store, key: &str) -> Result<Option<T>> {
-    let Some(bytes) = store.get(key)? else { return Ok(None) };
+    let Some(bytes) = store.get_at_most(key, store::MAX_SMALL_OBJECT)? else { return Ok(None) };
     Ok(Some(serde_json::from_slice(&bytes).with_context(|| format!("{}/{key} is corrupt", store.url()))?))
 }
 
@@ -81,7 +81,11 @@ pub fn fetch_model(store: &Store, g: u32, cache: &Path) -> Result<PathBuf> {
     if !is_plain_name(&manifest.hash) {
         bail!("{}/{}: hash `{}` is not a plain name", store.url(), keys::model_manifest(g), manifest.hash);
     }
-    if let Some(dir) = store.local_path(&keys::model_dir(g)) {
+    let files_dir = model_files(&manifest);
+    if !keys::is_model_dir(g, &files_dir) {
+        bail!("{}/{}: `{files_dir}` is not a directory of generation {g}'s model", store.url(), keys::model_manifest(g));
+    }
+    if let Some(dir) = store.local_path(&files_dir) {
         let files = manifest.files.iter().map(|f| std::fs::read(dir.join(&f.name)).with_context(|| format!("reading {}", dir.join(&f.name).display())));
         check_model(store, g, &manifest, &files.collect::<Result<Vec<_>>>()?)?;
         return Ok(dir);
@@ -92,7 +96,7 @@ pub fn fetch_model(store: &Store, g: u32, cache: &Path) -> Result<PathBuf> {
     }
     let mut files = Vec::new();
     for f in &manifest.files {
-        let key = format!("{}/{}", keys::model_dir(g), f.name);
+        let key = format!("{files_dir}/{}", f.name);
         files.push(store.get(&key)?.ok_or_else(|| anyhow!("{}/{key} is listed in the manifest but missing", store.url()))?);
     }
     check_model(store, g, &manifest, &files)?;
@@ -113,6 +117,15 @@ pub fn fetch_model(store: &Store, g: u32, cache: &Path) -> Result<PathBuf> {
     Ok(dir)
 }
 
+/// The key of the directory holding a published model's files.
+fn model_files(manifest: &ModelManifest) -> String {
+    if manifest.dir.is_empty() {
+        keys::model_dir(manifest.generation)
+    } else {
+        manifest.dir.clone()
+    }
+}
+
 /// Refuses a model whose files are not the ones its manifest names: a file of another
 /// size, or contents whose hash is not the manifest's (altered, or mixed from two writers).
 fn check_model<B: AsRef<[u8]>>(store: &Store, g: u32, manifest: &ModelManifest, files: &[B]) -> Result<()> {
@@ -120,7 +133,7 @@ fn check_model<B: AsRef<[u8]>>(store: &Store, g: u32, manifest: &ModelManifest, 
     for (f, bytes) in manifest.files.iter().zip(files) {
         let bytes = bytes.as_ref();
         if bytes.len() as u64 != f.size {
-            bail!("{}/{}/{}: {} bytes, its manifest says {}; the model is damaged", store.url(), keys::model_dir(g), f.name, bytes.len(), f.size);
+            bail!("{}/{}/{}: {} bytes, its manifest says {}; the model is damaged", store.url(), model_files(manifest), f.name, bytes.len(), f.size);
         }
         parts.push(f.name.as_bytes());
         parts.push(bytes);
@@ -128,9 +141,9 @@ fn check_model<B: AsRef<[u8]>>(store: &Store, g: u32, manifest: &ModelManifest, 
     let hash = content_hash(parts);
     if hash != manifest.hash {
         bail!(
-            "{}/{}: the files hash to {hash}, the manifest says {}; the model is damaged or mixed from two trainers",
+            "{}/{}: generation {g}'s files hash to {hash}, the manifest says {}; the model is damaged or mixed from two trainers",
             store.url(),
-            keys::model_dir(g),
+            model_files(manifest),
             manifest.hash
         );
     }
@@ -142,23 +155,13 @@ fn is_plain_name(name: &str) -> bool {
     !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\'])
 }
 
-/// Writes `key` once: a refused put (the key exists) is fine only when the stored bytes
-/// are these (this trainer's own earlier life); anything else was written by another.
-fn put_once(store: &Store, key: &str, bytes: Vec<u8>) -> Result<()> {
-    if store.put_new(key, bytes.clone())? {
-        return Ok(());
-    }
-    match store.get(key)? {
-        Some(stored) if stored.as_ref() == bytes.as_slice() => Ok(()),
-        _ => bail!("{}/{key} was written by another trainer; this trainer stops", store.url()),
-    }
-}
+/// A model's files: names and bytes, in name order.
+type ModelFiles = Vec<(String, Vec<u8>)>;
 
-/// Publishes the model in `dir` as generation `g`: its files, then the manifest.
-fn publish_model(store: &Store, g: u32, dir: &Path) -> Result<()> {
-    if store.get(&keys::model_manifest(g))?.is_some() {
-        return Ok(());
-    }
+/// The manifest of the model in `dir` as trainer `id` would publish it for generation `g`:
+/// in place where `dir` is the store's own directory for it, else under keys named by its
+/// content hash.
+fn model_manifest_of(store: &Store, g: u32, dir: &Path, id: &str) -> Result<(ModelManifest, ModelFiles)> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))?
         .filter_map(|e| e.ok())
@@ -167,26 +170,99 @@ fn publish_model(store: &Store, g: u32, dir: &Path) -> Result<()> {
         .filter(|n| !n.starts_with('.'))
         .collect();
     names.sort();
-    let mut contents = Vec::new();
-    for n in &names {
-        contents.push(std::fs::read(dir.join(n)).with_context(|| format!("reading {}", dir.join(n).display()))?);
+    let mut files = Vec::new();
+    for n in names {
+        let bytes = std::fs::read(dir.join(&n)).with_context(|| format!("reading {}", dir.join(&n).display()))?;
+        files.push((n, bytes));
     }
+    let hash = content_hash(files.iter().flat_map(|(n, b)| [n.as_bytes(), b.as_slice()]));
     let in_place = store.local_path(&keys::model_dir(g)).is_some_and(|p| p == dir);
-    let mut parts: Vec<&[u8]> = Vec::new();
-    for (n, bytes) in names.iter().zip(&contents) {
-        if !in_place {
-            put_once(store, &format!("{}/{n}", keys::model_dir(g)), bytes.clone())?;
-        }
-        parts.push(n.as_bytes());
-        parts.push(bytes);
-    }
     let manifest = ModelManifest {
         generation: g,
-        hash: content_hash(parts),
-        files: names.iter().zip(&contents).map(|(n, b)| ManifestFile { name: n.clone(), size: b.len() as u64 }).collect(),
+        trainer: id.to_string(),
+        dir: if in_place { keys::model_dir(g) } else { keys::model_dir_of(g, &hash) },
+        hash,
+        files: files.iter().map(|(n, b)| ManifestFile { name: n.clone(), size: b.len() as u64 }).collect(),
     };
-    put_once(store, &keys::model_manifest(g), serde_json::to_vec_pretty(&manifest)?)?;
+    Ok((manifest, files))
+}
+
+/// Publishes the model in `dir` as generation `g` — its files, the training's report and
+/// checkpoint under keys named by its hash, then the manifest through [`store::decide`] —
+/// and makes the local run hold the model that won: this one, or the one published first
+/// (by another trainer, or an earlier life of this one), whose files, checkpoint and report
+/// then replace this trainer's own. The winner's report becomes the generation's.
+fn publish_model(store: &Store, local: &RunDir, g: u32, opts: &TrainerOptions) -> Result<()> {
+    let (manifest, files) = model_manifest_of(store, g, &local.model(g), &opts.id)?;
+    let decided = match read_manifest::<ModelManifest>(store, &keys::model_manifest(g))? {
+        Some(m) => m,
+        None => decide_model(store, local, g, opts, &manifest, files)?,
+    };
+    if decided.hash != manifest.hash {
+        take_published(store, local, g, &decided)?;
+    }
+    if !in_place(store, local) && store.modified(&keys::train_report(g))?.is_none() {
+        if let Some(bytes) = store.get_at_most(&keys::train_report_of(g, &decided.hash), store::MAX_SMALL_OBJECT)? {
+            store.put(&keys::train_report(g), bytes)?;
+        }
+    }
     Ok(())
+}
+
+fn decide_model(store: &Store, local: &RunDir, g: u32, opts: &TrainerOptions, manifest: &ModelManifest, files: ModelFiles) -> Result<ModelManifest> {
+    if manifest.dir != keys::model_dir(g) {
+        for (n, bytes) in files {
+            store.put(&format!("{}/{n}", manifest.dir), bytes)?;
+        }
+        if local.checkpoint().exists() {
+            store.put(&keys::checkpoint_after(g, &manifest.hash), std::fs::read(local.checkpoint())?)?;
+        }
+        if local.train_report(g).exists() {
+            store.put(&keys::train_report_of(g, &manifest.hash), std::fs::read(local.train_report(g))?)?;
+        }
+    }
+    still_holds(store, opts, g)?;
+    let decided = store::decide(store, &keys::model_manifest(g), &opts.id, serde_json::to_vec_pretty(manifest)?.into(), opts.settle)?;
+    serde_json::from_slice(&decided).with_context(|| format!("{}/{} is corrupt", store.url(), keys::model_manifest(g)))
+}
+
+/// Makes the local run hold the published model of generation `g` (another trainer's, or
+/// this trainer's from an earlier life) as if this trainer had trained it: its files, the
+/// checkpoint that made it and its training report, so that training goes on from it.
+fn take_published(store: &Store, local: &RunDir, g: u32, manifest: &ModelManifest) -> Result<()> {
+    if in_place(store, local) {
+        // `copper train` trains in place and publishes only its own models.
+        if local.model(g).join("model.json").exists() {
+            return Ok(());
+        }
+        bail!("{}: generation {g}'s model was published by `{}` in place of this run's own", store.url(), manifest.trainer);
+    }
+    let dir = fetch_model(store, g, &local.0.join("cache"))?;
+    let _ = std::fs::remove_dir_all(local.model(g));
+    copy_dir(&dir, &local.model(g))?;
+    // Generation 0 from `initial_model` has no checkpoint: the next training starts fresh.
+    let key = keys::checkpoint_after(g, &manifest.hash);
+    match store.get(&key)? {
+        Some(bytes) => records::write_atomic(&local.checkpoint(), &bytes)?,
+        None if g == 0 => {
+            let _ = std::fs::remove_file(local.checkpoint());
+        }
+        None => bail!("{}: model {g} is published without {key}", store.url()),
+    }
+    let report = store.get_at_most(&keys::train_report_of(g, &manifest.hash), store::MAX_SMALL_OBJECT)?;
+    match report.or(store.get_at_most(&keys::train_report(g), store::MAX_SMALL_OBJECT)?) {
+        Some(bytes) => records::write_atomic(&local.train_report(g), &bytes)?,
+        None => {
+            let _ = std::fs::remove_file(local.train_report(g));
+        }
+    }
+    tracing::info!(generation = g, trainer = %manifest.trainer, "the published model of this generation is taken, not this trainer's own");
+    Ok(())
+}
+
+/// Whether the trainer works in the store's own directory (`copper train` on a local run).
+fn in_place(store: &Store, local: &RunDir) -> bool {
+    store.local_root().is_some_and(|root| root == local.0)
 }
 
 /// Every finished game in the store (shards) of generations `from..=to`, listed one
@@ -687,9 +763,11 @@ pub struct TrainerOptions {
 
 /// The trainer's local copy of the run.
 fn local_run(store: &Store, opts: &TrainerOptions) -> Result<RunDir> {
+    // A trainer with a work directory works there even on a local store, so that what it
+    // writes before it knows whether it still holds the run is its own.
     match (store.local_root(), &opts.work_dir) {
-        (Some(root), _) => Ok(RunDir(root.to_path_buf())),
-        (None, Some(dir)) => Ok(RunDir(dir.clone())),
+        (_, Some(dir)) => Ok(RunDir(dir.clone())),
+        (Some(root), None) => Ok(RunDir(root.to_path_buf())),
         (None, None) => bail!("a trainer on {} needs a --work-dir for its local copy of the run", store.url()),
     }
 }
@@ -716,20 +794,31 @@ fn sync_down(store: &Store, local: &RunDir, key: &str) -> Result<Option<PathBuf>
 /// the viewer): the config, every published model, the per-generation reports. On a
 /// local root, the root itself; else `dir`, filled with what it lacks.
 pub fn copy_for_reading(store: &Store, dir: &Path) -> Result<PathBuf> {
+    let published: Vec<u32> = store.list(keys::MODELS)?.iter().filter_map(|l| keys::manifest_generation(&l.key)).collect();
     if let Some(root) = store.local_root() {
-        return Ok(root.to_path_buf());
+        // A run trained in place is readable as it is; one a fleet's trainer published
+        // keeps its models under their hashes, so it is copied like a server's.
+        let mut all_in_place = true;
+        for &g in &published {
+            let m: Option<ModelManifest> = read_manifest(store, &keys::model_manifest(g))?;
+            all_in_place &= m.is_none_or(|m| model_files(&m) == keys::model_dir(g));
+        }
+        if all_in_place {
+            return Ok(root.to_path_buf());
+        }
     }
     let local = RunDir(dir.to_path_buf());
-    let config = store.get(keys::CONFIG)?.ok_or_else(|| anyhow!("{} holds no run (no {})", store.url(), keys::CONFIG))?;
+    let config = store.get_at_most(keys::CONFIG, store::MAX_SMALL_OBJECT)?.ok_or_else(|| anyhow!("{} holds no run (no {})", store.url(), keys::CONFIG))?;
     records::write_atomic(&local.config(), &config)?;
-    let published: Vec<u32> = store.list(keys::MODELS)?.iter().filter_map(|l| keys::manifest_generation(&l.key)).collect();
     for g in published {
         if !local.model(g).join("model.json").exists() {
             let cached = fetch_model(store, g, &dir.join("cache"))?;
             copy_dir(&cached, &local.model(g))?;
         }
         for key in [keys::train_report(g), keys::eval_report(g), keys::selfplay_summary(g)] {
-            sync_down(store, &local, &key)?;
+            if let Some(bytes) = store.get_at_most(&key, store::MAX_SMALL_OBJECT)? {
+                records::write_atomic(&local.0.join(&key), &bytes)?;
+            }
         }
     }
     Ok(dir.to_path_buf())
@@ -742,7 +831,7 @@ pub fn upload_report(store: &Store, local: &Path, prefix: &str) -> Result<()> {
 
 /// Uploads the local files under `local/<prefix>` (a report) to the store, replacing.
 fn sync_up(store: &Store, local: &RunDir, prefix: &str) -> Result<()> {
-    if store.local_root().is_some() {
+    if in_place(store, local) {
         return Ok(());
     }
     let base = local.0.join(prefix);
@@ -934,7 +1023,7 @@ pub fn run_trainer(store: &Store, cfg: Option<&RunConfig>, opts: &TrainerOptions
     }
     let cfg = RunConfig { run_dir: local.0.clone(), ..cfg };
     std::fs::create_dir_all(&local.0).with_context(|| format!("creating {}", local.0.display()))?;
-    if store.local_root().is_none() {
+    if !in_place(store, &local) {
         records::write_atomic(&local.config(), cfg.to_toml().as_bytes())?;
     }
     model::init_cpu_threads(cfg.threads);
@@ -974,18 +1063,15 @@ const DEPARTED: Duration = Duration::from_secs(3600);
 
 /// What the store no longer needs once generation `g` is done, so that what it holds and
 /// what a listing reads do not grow with the run's length: the trainer's checkpoints but
-/// the last two (a restarted trainer resumes from the newest), the claims of generations
-/// before the last two, and the entries of workers and contenders that have departed.
+/// the last two (a restarted trainer resumes from the newest), and the entries of workers
+/// and contenders that have departed. Claims and their void marks stay (a few bytes a
+/// generation, listed one generation at a time): a trainer paused for any number of
+/// generations must still find that it was replaced.
 fn clean_up(store: &Store, opts: &TrainerOptions, g: u32) -> Result<()> {
     if g >= 2 {
         let old = g - 2;
-        for l in store.list("trainer")?.iter().filter(|l| keys::checkpoint_generation(&l.key).is_some_and(|c| c <= old)) {
+        for l in store.list("trainer")?.iter().filter(|l| keys::parse_checkpoint(&l.key).is_some_and(|(c, _)| c <= old)) {
             store.delete(&l.key)?;
-        }
-        for prefix in [keys::claims(old), format!("{}.void", keys::claims(old))] {
-            for l in store.list(&prefix)? {
-                store.delete(&l.key)?;
-            }
         }
     }
     let beats = store.list("heartbeats")?;
@@ -1013,44 +1099,34 @@ fn model_zero(store: &Store, local: &RunDir, cfg: &RunConfig, opts: &TrainerOpti
             .map(|p| format!("{}/{}", keys::selfplay_dir(0), p.file_name().unwrap().to_string_lossy()))
             .collect();
         still_holds(store, opts, 0)?;
-        if store.local_root().is_none() {
+        if !in_place(store, local) {
             // A game already there is an earlier life's (or a replaced trainer's) copy
             // of the same seeded game.
             for k in &shards {
                 store.put_new(k, std::fs::read(local.0.join(k))?)?;
             }
             sync_up(store, local, "teacher")?;
-            sync_up(store, local, &keys::train_report(0))?;
         }
-        store.put_new(
-            &keys::step_manifest(0),
-            serde_json::to_vec_pretty(&StepManifest { generation: 0, trainer: opts.id.clone(), games: shards, deferred: 0 })?,
-        )?;
+        let manifest = StepManifest { generation: 0, trainer: opts.id.clone(), games: shards, deferred: 0 };
+        store::decide(store, &keys::step_manifest(0), &opts.id, serde_json::to_vec_pretty(&manifest)?.into(), opts.settle)?;
     }
     still_holds(store, opts, 0)?;
-    upload_checkpoint(store, local, 0)?;
-    publish_model(store, 0, &local.model(0))?;
-    Ok(())
+    publish_model(store, local, 0, opts)
 }
 
-fn upload_checkpoint(store: &Store, local: &RunDir, g: u32) -> Result<()> {
-    if store.local_root().is_some() || !local.checkpoint().exists() {
-        return Ok(());
-    }
-    put_once(store, &keys::checkpoint_after(g), std::fs::read(local.checkpoint())?)
-}
-
-/// A trainer on a fresh machine starts from the newest checkpoint in the store up to `g`
-/// (`g`'s own where an earlier life trained it and was stopped before its evaluation).
+/// A trainer on a fresh machine starts from the checkpoint that made the newest published
+/// model up to `g`.
 fn restore_checkpoint(store: &Store, local: &RunDir, g: u32) -> Result<()> {
-    if store.local_root().is_some() || local.checkpoint().exists() {
+    if in_place(store, local) || local.checkpoint().exists() {
         return Ok(());
     }
-    let newest = store.list("trainer")?.iter().filter_map(|l| keys::checkpoint_generation(&l.key)).filter(|&c| c <= g).max();
-    if let Some(c) = newest {
-        let bytes = store.get(&keys::checkpoint_after(c))?.ok_or_else(|| anyhow!("{}: checkpoint {c} vanished", store.url()))?;
-        records::write_atomic(&local.checkpoint(), &bytes)?;
-        tracing::info!(generation = c, "trainer checkpoint restored from the store");
+    for c in (0..=g).rev() {
+        let Some(m) = read_manifest::<ModelManifest>(store, &keys::model_manifest(c))? else { continue };
+        if let Some(bytes) = store.get(&keys::checkpoint_after(c, &m.hash))? {
+            records::write_atomic(&local.checkpoint(), &bytes)?;
+            tracing::info!(generation = c, "trainer checkpoint restored from the store");
+        }
+        break;
     }
     Ok(())
 }
@@ -1109,9 +1185,10 @@ fn step_games(store: &Store, cfg: &RunConfig, opts: &TrainerOptions, g: u32, sho
     let seconds = playing_seconds(&times).unwrap_or(seconds);
     let manifest = StepManifest { generation: g, trainer: opts.id.clone(), games: games.into_iter().map(|l| l.key).collect(), deferred };
     still_holds(store, opts, g)?;
-    store.put_new(&keys::step_manifest(g), serde_json::to_vec_pretty(&manifest)?)?;
-    // A trainer that lost the manifest's put to its own earlier life reads the stored one.
-    let stored = read_step_manifest(store, g)?.unwrap_or(manifest);
+    // The first step manifest written is the step's, whoever wrote it (an earlier life of
+    // this trainer, or one replaced while it paused): every trainer goes on with that one.
+    store::decide(store, &keys::step_manifest(g), &opts.id, serde_json::to_vec_pretty(&manifest)?.into(), opts.settle)?;
+    let stored = read_step_manifest(store, g)?.ok_or_else(|| anyhow!("{}: {} vanished", store.url(), keys::step_manifest(g)))?;
     Ok((stored, seconds))
 }
 
@@ -1164,7 +1241,9 @@ fn train_one(store: &Store, local: &RunDir, cfg: &RunConfig, opts: &TrainerOptio
         None => {
             let lines: Vec<GameLine> = in_parallel(&manifest.games, |k| {
                 let line_key = keys::game_line(k);
-                let bytes = store.get(&line_key)?.ok_or_else(|| anyhow!("{}/{line_key} is missing (its shard exists)", store.url()))?;
+                let bytes = store
+                    .get_at_most(&line_key, store::MAX_SMALL_OBJECT)?
+                    .ok_or_else(|| anyhow!("{}/{line_key} is missing (its shard exists)", store.url()))?;
                 serde_json::from_slice(&bytes).with_context(|| format!("{}/{line_key} is corrupt", store.url()))
             })?;
             let ids: BTreeSet<u64> = lines.iter().map(|l| l.game_id).collect();
@@ -1200,28 +1279,18 @@ fn train_one(store: &Store, local: &RunDir, cfg: &RunConfig, opts: &TrainerOptio
         let Some(m) = read_step_manifest(store, gen)? else { continue };
         shards.extend(in_parallel(&m.games, |k| sync_down(store, local, k))?.into_iter().flatten());
     }
-    if store.get(&keys::model_manifest(g))?.is_some() {
-        // Published by an earlier life that stopped before its evaluation: the workers
-        // play this model, so it is the one evaluated and trained on, never a retrained
-        // one, and the trainer goes on from the checkpoint that made it.
-        if store.local_root().is_none() {
-            let bytes = store
-                .get(&keys::checkpoint_after(g))?
-                .ok_or_else(|| anyhow!("{}: model {g} is published without {}", store.url(), keys::checkpoint_after(g)))?;
-            records::write_atomic(&local.checkpoint(), &bytes)?;
-            let dir = fetch_model(store, g, &local.0.join("cache"))?;
-            copy_dir(&dir, &local.model(g))?;
-        }
-        sync_down(store, local, &keys::train_report(g))?;
-    } else {
-        restore_checkpoint(store, local, g)?;
+    match read_manifest::<ModelManifest>(store, &keys::model_manifest(g))? {
+        // Published by an earlier life that stopped before its evaluation, or by a trainer
+        // this one replaced: the workers play that model, so it is the one evaluated and
+        // trained on, never a retrained one.
+        Some(m) => take_published(store, local, g, &m)?,
+        None => restore_checkpoint(store, local, g)?,
     }
     let train = run_loop::train_generation_on(local, cfg, g, shards, show)?;
     still_holds(store, opts, g)?;
-    upload_checkpoint(store, local, g)?;
-    // The report before the model: a published model always has its report beside it.
-    sync_up(store, local, &keys::train_report(g))?;
-    publish_model(store, g, &local.model(g))?;
+    publish_model(store, local, g, opts)?;
+    // Another trainer's model may have been published first and taken in place of ours.
+    let train = read_json(&local.train_report(g))?.unwrap_or(train);
     // Evaluation plays the previous model too.
     if store.get(&keys::model_manifest(g - 1))?.is_some() && !local.model(g - 1).join("model.json").exists() {
         let dir = fetch_model(store, g - 1, &local.0.join("cache"))?;

@@ -122,8 +122,20 @@ pub mod keys {
     pub const CONFIG: &str = "config.toml";
     pub const MODELS: &str = "models";
     pub const SELFPLAY: &str = "selfplay";
+    /// Where a model trained in place (by `copper train`, whose run directory is the store)
+    /// keeps its files.
     pub fn model_dir(g: u32) -> String {
         format!("models/{}", gen(g))
+    }
+    /// Where a trainer uploads the files of a model of generation `g` whose content hash is
+    /// `hash`: keys named by their contents, so that a replaced trainer still writing cannot
+    /// change the files of the model another published (the manifest names the directory).
+    pub fn model_dir_of(g: u32, hash: &str) -> String {
+        format!("models/{}.by/{hash}", gen(g))
+    }
+    /// Whether `dir` (a manifest's) is one of the places a model of generation `g` may be.
+    pub fn is_model_dir(g: u32, dir: &str) -> bool {
+        dir == model_dir(g) || dir.strip_prefix(&format!("models/{}.by/", gen(g))).is_some_and(|t| !t.is_empty() && is_inside(t) && !t.contains('/'))
     }
     pub fn model_manifest(g: u32) -> String {
         format!("models/{}.manifest.json", gen(g))
@@ -156,6 +168,11 @@ pub mod keys {
     pub fn train_report(g: u32) -> String {
         format!("train/{}.json", gen(g))
     }
+    /// The report of the training that made generation `g`'s model of content hash `hash`,
+    /// uploaded before the model; the published model's is copied to [`train_report`].
+    pub fn train_report_of(g: u32, hash: &str) -> String {
+        format!("train/{}.by/{hash}.json", gen(g))
+    }
     /// Its presence in the store marks generation N done.
     pub fn eval_report(g: u32) -> String {
         format!("eval/{}.json", gen(g))
@@ -166,17 +183,24 @@ pub mod keys {
     pub fn claims(g: u32) -> String {
         format!("claims/{}", gen(g))
     }
-    pub fn checkpoint_after(g: u32) -> String {
-        format!("trainer/{}.ckpt", gen(g))
+    /// The trainer's checkpoint after training generation `g` into the model of content
+    /// hash `hash` (named by the model, so a replaced trainer cannot overwrite the one a
+    /// published model came from).
+    pub fn checkpoint_after(g: u32, hash: &str) -> String {
+        format!("trainer/{}/{hash}.ckpt", gen(g))
     }
     /// Whether `key` names a place inside the run wherever it is joined: relative, with
     /// no empty, `.` or `..` part and no backslash (a key read from the store is input).
     pub fn is_inside(key: &str) -> bool {
         !key.is_empty() && !key.contains(['\\', '\0']) && key.split('/').all(|p| !p.is_empty() && p != "." && p != "..")
     }
-    /// The generation of a `trainer/gen-NNNN.ckpt` key.
-    pub fn checkpoint_generation(key: &str) -> Option<u32> {
-        key.strip_prefix("trainer/gen-")?.strip_suffix(".ckpt")?.parse().ok()
+    /// `(generation, model hash)` of a `trainer/gen-NNNN/<hash>.ckpt` key.
+    pub fn parse_checkpoint(key: &str) -> Option<(u32, String)> {
+        let (g, who) = key.strip_prefix("trainer/gen-")?.strip_suffix(".ckpt")?.split_once('/')?;
+        if who.is_empty() || who.contains('/') {
+            return None;
+        }
+        Some((g.parse().ok()?, who.to_string()))
     }
 }
 
@@ -184,6 +208,13 @@ pub mod keys {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct ModelManifest {
     pub generation: u32,
+    /// The trainer that published it (empty in manifests from before trainers were named).
+    #[serde(default)]
+    pub trainer: String,
+    /// The key of the directory holding the files: [`keys::model_dir_of`] its hash, or
+    /// [`keys::model_dir`] for a model trained in place (and in older manifests: empty).
+    #[serde(default)]
+    pub dir: String,
     /// FNV-1a 64 of the files' names and bytes in name order, in hex: a content id, so a
     /// worker's cache keeps one copy per model and never mixes two.
     pub hash: String,
@@ -241,7 +272,12 @@ mod tests {
         assert_eq!(keys::game_line(&k), "selfplay/gen-0003/w-1/game-03000017.json");
         assert_eq!(keys::manifest_generation(&keys::model_manifest(12)), Some(12));
         assert_eq!(keys::manifest_generation("models/gen-0012/model.json"), None);
-        assert_eq!(keys::checkpoint_generation(&keys::checkpoint_after(7)), Some(7));
+        assert_eq!(keys::parse_checkpoint(&keys::checkpoint_after(7, "t-1")), Some((7, "t-1".into())));
+        assert_eq!(keys::parse_checkpoint("trainer/gen-0007.ckpt"), None);
+        assert!(keys::is_model_dir(3, &keys::model_dir_of(3, "t1")) && keys::is_model_dir(3, &keys::model_dir(3)));
+        for bad in ["models/gen-0004.by/t1", "models/gen-0003.by/..", "models/gen-0003.by/a/b", "/etc", "models/gen-0003.by/"] {
+            assert!(!keys::is_model_dir(3, bad), "{bad}");
+        }
     }
 
     #[test]

@@ -10,10 +10,10 @@
 //! - a put is atomic: a reader sees the whole object or none of it (a local put writes a
 //!   staging file and renames or hard-links it into place; an S3 PUT is atomic);
 //! - [`Store::put_new`] is create-only where the server supports it (a local directory,
-//!   AWS S3, MinIO) — Garage ignores `If-None-Match` on PUT, so the fleet's keys are chosen
-//!   so that only one writer ever writes a key, and the one race that needs a winner (the
-//!   trainer's claim of a generation) is decided by [`race`], which needs no conditional
-//!   write;
+//!   AWS S3, MinIO); Garage ignores `If-None-Match` on PUT and overwrites. What the store
+//!   does is probed once ([`Store::honours_create_only`]); nothing depends on it: a key
+//!   that several writers may write is written through [`decide`] (the first writer
+//!   wins, on every store), and who holds a generation through [`race`];
 //! - listing by prefix returns whole objects only, with the server's modification time.
 //!
 //! Every call is counted ([`Store::counters`]): the fleet documentation's requests and
@@ -38,6 +38,12 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+/// The largest object any read takes (a model's weights are ~2 MB, a checkpoint ~6 MB, a
+/// teacher's shard a few MB): a larger one is not read.
+pub const MAX_OBJECT: u64 = 256 << 20;
+/// The largest manifest, config, claim or result a reader takes.
+pub const MAX_SMALL_OBJECT: u64 = 16 << 20;
+
 /// How long a call to a server waits through an outage before it fails.
 pub const DEFAULT_PATIENCE: Duration = Duration::from_secs(600);
 /// The first and the longest wait between two tries of a call during an outage.
@@ -51,6 +57,8 @@ pub enum StoreError {
     Url { url: String, why: String },
     #[error("{url}: {op} `{key}`: {source}")]
     Request { url: String, op: &'static str, key: String, source: Box<object_store::Error> },
+    #[error("{url}: `{key}` is {size} bytes, over the {limit} bytes an object of its kind may have; not read")]
+    TooLarge { url: String, key: String, size: u64, limit: u64 },
     #[error("{url}: key `{key}` is not a valid object name: {why}")]
     Key { url: String, key: String, why: String },
 }
@@ -142,6 +150,8 @@ pub struct Store {
     counters: Arc<AtomicCounters>,
     /// How long a call waits through an outage of a server.
     patience: Duration,
+    /// Whether the server refuses a create-only put of an existing key (probed once).
+    create_only: Arc<std::sync::OnceLock<bool>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -179,6 +189,7 @@ impl Store {
                 local_root: None,
                 counters: Default::default(),
                 patience: DEFAULT_PATIENCE,
+                create_only: Default::default(),
             });
         }
         if url.contains("://") && !url.starts_with("file://") {
@@ -198,6 +209,7 @@ impl Store {
             local_root: Some(dir),
             counters: Default::default(),
             patience: DEFAULT_PATIENCE,
+            create_only: Arc::new(std::sync::OnceLock::from(true)),
         })
     }
 
@@ -277,6 +289,25 @@ impl Store {
         })
     }
 
+    /// Whether [`Store::put_new`] refuses to replace an existing key here: true for a local
+    /// directory; for a server, found once by writing a probe key twice (Garage answers
+    /// no: it overwrites).
+    pub fn honours_create_only(&self) -> Result<bool, StoreError> {
+        if let Some(&known) = self.create_only.get() {
+            return Ok(known);
+        }
+        let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let key = format!("probes/create-only-{}-{nanos}", std::process::id());
+        self.put_new(&key, Bytes::from_static(b"first"))?;
+        let second = self.put_new(&key, Bytes::from_static(b"second"))?;
+        let honoured = !second && self.get(&key)?.is_some_and(|b| b.as_ref() == b"first");
+        self.delete(&key)?;
+        if !honoured {
+            tracing::info!(store = %self.url, "the server overwrites on a create-only put: keys several writers may write are decided by the first writer");
+        }
+        Ok(*self.create_only.get_or_init(|| honoured))
+    }
+
     /// Writes `key`, replacing it: only for derived views that are rewritten (the run's
     /// report), and for heartbeats.
     pub fn put(&self, key: &str, bytes: impl Into<Bytes>) -> Result<(), StoreError> {
@@ -291,19 +322,29 @@ impl Store {
         self.counters.bytes_up.fetch_add(len as u64, Relaxed);
     }
 
-    /// The object's bytes, or `None` if there is no such key.
+    /// The object's bytes, or `None` if there is no such key. An object larger than
+    /// [`MAX_OBJECT`] is refused before its body is read (everything in a store is input).
     pub fn get(&self, key: &str) -> Result<Option<Bytes>, StoreError> {
+        self.get_at_most(key, MAX_OBJECT)
+    }
+
+    /// [`Store::get`] for an object that must not be larger than `limit` bytes (a manifest,
+    /// a config, a result): a larger one is an error naming the key and both sizes.
+    pub fn get_at_most(&self, key: &str, limit: u64) -> Result<Option<Bytes>, StoreError> {
         let path = self.path(key)?;
         self.counters.gets.fetch_add(1, Relaxed);
+        // Ok(Err(size)): the object is there and too large (an answer, not an outage).
         let got = self.patiently("get", key, || {
             self.runtime.block_on(async {
                 match self.inner.get(&path).await {
-                    Ok(r) => r.bytes().await.map(Some),
-                    Err(object_store::Error::NotFound { .. }) => Ok(None),
+                    Ok(r) if r.meta.size > limit => Ok(Err(r.meta.size)),
+                    Ok(r) => r.bytes().await.map(|b| Ok(Some(b))),
+                    Err(object_store::Error::NotFound { .. }) => Ok(Ok(None)),
                     Err(e) => Err(e),
                 }
             })
         })?;
+        let got = got.map_err(|size| StoreError::TooLarge { url: self.url.clone(), key: key.to_string(), size, limit })?;
         if let Some(b) = &got {
             self.counters.bytes_down.fetch_add(b.len() as u64, Relaxed);
         }
@@ -347,6 +388,18 @@ impl Store {
         self.counters.lists.fetch_add((found.len() as u64).div_ceil(1000).max(1), Relaxed);
         let mut v: Vec<Listed> =
             found.into_iter().map(|m| Listed { key: m.location.to_string(), size: m.size, modified: SystemTime::from(m.last_modified) }).collect();
+        v.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(v)
+    }
+
+    /// The objects directly under `prefix`, not those in its sub-folders (one LIST page
+    /// with a delimiter, however many keys the sub-folders hold), sorted by key.
+    pub fn list_top(&self, prefix: &str) -> Result<Vec<Listed>, StoreError> {
+        let prefix_path = self.path(prefix.trim_end_matches('/'))?;
+        let found = self.patiently("list", prefix, || self.runtime.block_on(self.inner.list_with_delimiter(Some(&prefix_path))))?;
+        self.counters.lists.fetch_add((found.objects.len() as u64).div_ceil(1000).max(1), Relaxed);
+        let mut v: Vec<Listed> =
+            found.objects.into_iter().map(|m| Listed { key: m.location.to_string(), size: m.size, modified: SystemTime::from(m.last_modified) }).collect();
         v.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(v)
     }
@@ -398,8 +451,8 @@ pub enum RaceResult {
 /// 1. if `incumbent` (e.g. the holder of the previous generation) is another contender
 ///    whose heartbeat (`heartbeats/<id>`, see [`heartbeat`]) is younger than `lease`, it
 ///    has the right of way: lost;
-/// 2. write the claim `prefix/<id>` (kept if it exists: a restarted contender keeps its
-///    place);
+/// 2. write the claim `prefix/<id>` unless it exists (a restarted contender keeps its
+///    place; claims and void marks are never rewritten or deleted while the run lasts);
 /// 3. wait `settle` — longer than any put takes — so every claim written before ours
 ///    finished is listed;
 /// 4. the earliest claim (server time, then key) of a live contender wins. A claim whose
@@ -425,7 +478,12 @@ pub fn race(store: &Store, prefix: &str, id: &str, incumbent: Option<&str>, sett
             return Ok(RaceResult::Lost { winner: inc.to_string() });
         }
     }
-    store.put_new(&format!("{prefix}/{id}"), Bytes::from(id.to_string()))?;
+    // Kept if it exists: a server that ignores create-only puts would give a rewritten
+    // claim a new time, and a restarted contender would lose its place.
+    let claim = format!("{prefix}/{id}");
+    if store.modified(&claim)?.is_none() {
+        store.put_new(&claim, Bytes::from(id.to_string()))?;
+    }
     std::thread::sleep(settle);
     let beats = beats(store)?;
     let void: std::collections::HashSet<String> =
@@ -462,6 +520,45 @@ pub fn voided(store: &Store, prefix: &str, id: &str) -> Result<bool, StoreError>
     Ok(store.get(&format!("{prefix}.void/{id}"))?.is_some())
 }
 
+/// The value of `key`, which several writers (`id`s) may each try to write once: the
+/// first write wins on every store, and every caller gets the winner's bytes (its own
+/// or another's), so a writer that was replaced while it paused cannot change a value
+/// decided without it.
+///
+/// Where the store refuses a create-only put of an existing key, that put decides. Where
+/// it overwrites (Garage), each writer puts a candidate `key.cand/<id>` (kept if there),
+/// waits `settle` — longer than any put takes — so that every candidate written before
+/// its own is listed, and the earliest (server time, then key) wins; the winner's bytes
+/// are then written to `key` itself, which readers read. Two writers that list after
+/// settling see the same earliest candidate, so `key` is only ever written with one value.
+pub fn decide(store: &Store, key: &str, id: &str, bytes: Bytes, settle: Duration) -> Result<Bytes, StoreError> {
+    let vanished = |store: &Store| StoreError::Request {
+        url: store.url.clone(),
+        op: "decide",
+        key: key.to_string(),
+        source: Box::new(object_store::Error::NotFound { path: key.to_string(), source: "deleted while it was being decided".into() }),
+    };
+    if store.honours_create_only()? {
+        if store.put_new(key, bytes.clone())? {
+            return Ok(bytes);
+        }
+        return store.get_at_most(key, MAX_SMALL_OBJECT)?.ok_or_else(|| vanished(store));
+    }
+    if let Some(decided) = store.get_at_most(key, MAX_SMALL_OBJECT)? {
+        return Ok(decided);
+    }
+    let mine = format!("{key}.cand/{id}");
+    if store.modified(&mine)?.is_none() {
+        store.put(&mine, bytes)?;
+    }
+    std::thread::sleep(settle);
+    let first =
+        store.list(&format!("{key}.cand"))?.into_iter().min_by(|a, b| (a.modified, &a.key).cmp(&(b.modified, &b.key))).ok_or_else(|| vanished(store))?;
+    let winner = store.get_at_most(&first.key, MAX_SMALL_OBJECT)?.ok_or_else(|| vanished(store))?;
+    store.put(key, winner.clone())?;
+    Ok(winner)
+}
+
 /// Marks `id` alive (rewrites `heartbeats/<id>`); a contender beats at least once per
 /// lease while it works.
 pub fn heartbeat(store: &Store, id: &str) -> Result<(), StoreError> {
@@ -495,6 +592,11 @@ mod tests {
         assert_eq!(c.bytes_up, 5 + 6 + 1 + 1 + 1);
         assert_eq!(c.bytes_down, 5);
         assert_eq!(c.to_string(), "12 requests (5 puts, 2 gets, 3 lists, 2 deletes), 14 bytes up, 5 bytes down");
+        // A listing of what is directly under a prefix, not in its folders.
+        let top: Vec<String> = s.list_top("a").unwrap().into_iter().map(|l| l.key).collect();
+        assert!(top.is_empty(), "`a` holds only folders: {top:?}");
+        s.put_new("a/top", "t").unwrap();
+        assert_eq!(s.list_top("a").unwrap().into_iter().map(|l| l.key).collect::<Vec<_>>(), ["a/top"]);
     }
 
     #[test]
@@ -545,6 +647,50 @@ mod tests {
         let short = Duration::from_millis(600);
         assert_eq!(race(&s, "claims/gen-0001", "dave", None, settle, short).unwrap(), RaceResult::Won);
         assert_eq!(race(&s, "claims/gen-0001", winner, None, settle, short).unwrap(), RaceResult::Lost { winner: "dave".into() });
+    }
+
+    /// `decide` where the store overwrites (as Garage does): writers at once agree on one
+    /// value; a writer that comes later, or comes back with other bytes, gets that value;
+    /// the key itself only ever holds it.
+    #[test]
+    fn the_first_writer_decides_a_key_even_where_puts_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let local = Store::open(dir.path().to_str().unwrap()).unwrap();
+        let s = Store { create_only: Arc::new(std::sync::OnceLock::from(false)), ..local.clone() };
+        let settle = Duration::from_millis(300);
+        let got: Vec<Bytes> = std::thread::scope(|scope| {
+            let handles: Vec<_> = ["a", "b", "c"]
+                .iter()
+                .map(|id| {
+                    let s = &s;
+                    scope.spawn(move || decide(s, "step/gen-1", id, Bytes::from(format!("by {id}")), settle).unwrap())
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(got.windows(2).all(|w| w[0] == w[1]), "{got:?}");
+        assert_eq!(s.get("step/gen-1").unwrap().unwrap(), got[0]);
+        assert_eq!(decide(&s, "step/gen-1", "d", Bytes::from("by d"), settle).unwrap(), got[0], "a late writer changed it");
+        // The earliest candidate wins even before `key` is written (its writer died).
+        s.delete("step/gen-1").unwrap();
+        let winner = got[0].clone();
+        assert_eq!(decide(&s, "step/gen-1", "a", Bytes::from("by a, again"), settle).unwrap(), winner);
+        // Where the store refuses to replace, the put decides and no candidate is written.
+        assert_eq!(decide(&local, "step/gen-2", "a", Bytes::from("x"), settle).unwrap(), Bytes::from("x"));
+        assert_eq!(decide(&local, "step/gen-2", "b", Bytes::from("y"), settle).unwrap(), Bytes::from("x"));
+        assert!(local.list("step/gen-2.cand").unwrap().is_empty());
+        assert!(local.honours_create_only().unwrap());
+    }
+
+    #[test]
+    fn an_object_over_its_size_cap_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(dir.path().to_str().unwrap()).unwrap();
+        s.put("big", vec![0u8; 1000]).unwrap();
+        assert_eq!(s.get_at_most("big", 1000).unwrap().unwrap().len(), 1000);
+        let e = s.get_at_most("big", 999).unwrap_err().to_string();
+        assert!(e.contains("`big` is 1000 bytes, over the 999"), "{e}");
+        assert_eq!(s.counters().bytes_down, 1000, "the refused body was read");
     }
 
     /// A server that does not answer is tried again until the store's patience runs out
