@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -138,12 +138,8 @@ impl RunConfig {
         }
         // Game ids are generation × GAME_ID_STRIDE + index: more games would collide with
         // the next generation's ids (and seeds).
-        if self.selfplay.games as u64 > crate::run_loop::GAME_ID_STRIDE {
-            bail!(
-                "selfplay.games: {} is more than {} per generation (game ids would collide across generations)",
-                self.selfplay.games,
-                crate::run_loop::GAME_ID_STRIDE
-            );
+        if self.selfplay.games as u64 > GAME_ID_STRIDE {
+            bail!("selfplay.games: {} is more than {} per generation (game ids would collide across generations)", self.selfplay.games, GAME_ID_STRIDE);
         }
         if self.evaluation.anchor_pairs > 0 {
             players::PlayerSpec::parse(&self.evaluation.anchor).map_err(|e| anyhow::anyhow!("evaluation.anchor: {e}"))?;
@@ -212,6 +208,39 @@ impl RunConfig {
     }
 }
 
+/// Self-play game ids are `generation × GAME_ID_STRIDE + index` (unique within a run; they
+/// seed each game). `RunConfig::validate` keeps `selfplay.games` within the stride.
+pub const GAME_ID_STRIDE: u64 = 1_000_000;
+
+/// The keys a trainer may change in a stored run's config: how many generations the run
+/// has (it can be extended), and its own threads and local directory.
+const CHANGEABLE_KEYS: [&str; 3] = ["generations", "threads", "run_dir"];
+
+/// The dotted keys whose values differ between two configs, [`CHANGEABLE_KEYS`] aside.
+pub fn config_differences(stored: &RunConfig, given: &RunConfig) -> Vec<String> {
+    fn walk(prefix: &str, a: &toml::Value, b: &toml::Value, out: &mut Vec<String>) {
+        match (a, b) {
+            (toml::Value::Table(x), toml::Value::Table(y)) => {
+                let names: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+                for k in names {
+                    let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                    match (x.get(k), y.get(k)) {
+                        (Some(v), Some(w)) => walk(&key, v, w, out),
+                        _ => out.push(key),
+                    }
+                }
+            }
+            _ if a != b => out.push(prefix.to_string()),
+            _ => {}
+        }
+    }
+    let value = |c: &RunConfig| toml::Value::Table(toml::from_str(&c.to_toml()).expect("a config's own TOML parses"));
+    let mut out = Vec::new();
+    walk("", &value(stored), &value(given), &mut out);
+    out.retain(|k| !CHANGEABLE_KEYS.contains(&k.as_str()));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,11 +259,11 @@ mod tests {
         b.generations += 5;
         b.threads = 1;
         b.run_dir = "elsewhere".into();
-        assert!(crate::fleet::config_differences(&a, &b).is_empty());
+        assert!(config_differences(&a, &b).is_empty());
         b.selfplay.games = 7;
         b.teacher.batch_share = Some(0.3);
         b.fleet.play_ahead = true;
-        assert_eq!(crate::fleet::config_differences(&a, &b), ["fleet.play_ahead", "selfplay.games", "teacher.batch_share"]);
+        assert_eq!(config_differences(&a, &b), ["fleet.play_ahead", "selfplay.games", "teacher.batch_share"]);
     }
 
     /// Cross-field constraints are refused at load time with a message naming the keys
@@ -251,10 +280,10 @@ mod tests {
         c.validate().unwrap();
 
         let mut c = default_config();
-        c.selfplay.games = crate::run_loop::GAME_ID_STRIDE as u32 + 1;
+        c.selfplay.games = GAME_ID_STRIDE as u32 + 1;
         let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("selfplay.games") && e.contains("collide"), "{e}");
-        c.selfplay.games = crate::run_loop::GAME_ID_STRIDE as u32;
+        c.selfplay.games = GAME_ID_STRIDE as u32;
         c.validate().unwrap();
 
         #[cfg(not(feature = "cuda"))]

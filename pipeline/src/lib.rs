@@ -10,6 +10,8 @@ pub mod ladder;
 pub mod report;
 pub mod run_dir;
 pub mod run_loop;
+pub mod stages;
 
 pub use config::RunConfig;
-pub use run_loop::{bench_selfplay, standalone_selfplay, train_loop, train_loop_with, RunDir};
+pub use run_loop::{train_loop, train_loop_with};
+pub use stages::{bench_selfplay, standalone_selfplay, RunDir};

@@ -75,3 +75,77 @@ fn crates_depend_only_on_lower_floors() {
     assert!(viewer.contains(&"balance".to_string()) && viewer.contains(&"rules".to_string()), "{viewer:?}");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Inside `pipeline`, modules import only downward too: the stages (teacher, self-play,
+/// training, evaluation) below the store protocol, the protocol below the worker and
+/// trainer roles (which do not import each other), and `copper train`'s loop, which
+/// composes the two roles, on top. A `crate::` or `super::` path in a module's code (not
+/// its comments) to a module on its floor or above fails, naming both.
+#[test]
+fn pipeline_modules_import_only_downward() {
+    const MODULES: &[&[&str]] = &[
+        &["config"],
+        &["evaluation"],
+        &["run_dir"],
+        &["report", "ladder"],
+        &["stages"],
+        &["fleet/protocol"],
+        &["fleet/worker", "fleet/trainer"],
+        &["fleet"],
+        &["run_loop"],
+        &["lib"],
+    ];
+    let floor = |m: &str| MODULES.iter().position(|f| f.contains(&m));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("pipeline/src");
+    let mut files: Vec<(String, String)> = Vec::new();
+    for dir in [src.clone(), src.join("fleet")] {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "rs") {
+                let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+                let name = match (dir == src, stem.as_str()) {
+                    (true, s) => s.to_string(),
+                    (false, "mod") => "fleet".to_string(),
+                    (false, s) => format!("fleet/{s}"),
+                };
+                files.push((name, std::fs::read_to_string(&p).unwrap()));
+            }
+        }
+    }
+    let mut problems = Vec::new();
+    let mut seen_edges = 0;
+    for (module, text) in &files {
+        let Some(own) = floor(module) else {
+            problems.push(format!("pipeline/src module `{module}` is not in MODULES (tests/tests/crate_layers.rs)"));
+            continue;
+        };
+        let in_fleet = module.starts_with("fleet/");
+        // Test modules (`mod tests`) may reach anywhere in their own file.
+        let code = text.split("#[cfg(test)]").next().unwrap();
+        for line in code.lines().map(str::trim).filter(|l| !l.starts_with("//")) {
+            let mut targets = Vec::new();
+            for (prefix, base) in [("crate::", ""), ("super::", if in_fleet { "fleet/" } else { "" })] {
+                for (i, _) in line.match_indices(prefix) {
+                    let rest = &line[i + prefix.len()..];
+                    let names: Vec<&str> = match rest.strip_prefix('{') {
+                        Some(group) => group.split('}').next().unwrap().split(',').map(|n| n.trim().split("::").next().unwrap()).collect(),
+                        None => vec![rest.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap()],
+                    };
+                    for n in names.into_iter().filter(|n| !n.is_empty()) {
+                        targets.push(format!("{base}{n}"));
+                    }
+                }
+            }
+            for t in targets {
+                // `crate::fleet::x` and `super::x` items of the fleet's own mod.rs count as `fleet`.
+                let Some(tf) = floor(&t) else { continue };
+                seen_edges += 1;
+                if tf >= own && t != *module {
+                    problems.push(format!("pipeline `{module}` (floor {}) imports `{t}` (floor {}): {line}", own + 1, tf + 1));
+                }
+            }
+        }
+    }
+    assert!(files.len() >= 12 && seen_edges >= 15, "the reader found {} modules and {seen_edges} imports", files.len());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
