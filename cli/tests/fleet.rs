@@ -617,7 +617,7 @@ fn workers_that_never_idle(fleet: &Fleet) {
     });
     let trainer = run.trainer("t1", &cfg, "ahead-t1");
     let workers: Vec<(String, Child)> = ["w1", "w2", "w3"].iter().map(|w| (w.to_string(), run.worker(w))).collect();
-    finish(trainer, "the trainer");
+    let trainer_out = finish(trainer, "the trainer");
     let mut consumed: BTreeMap<String, u32> = BTreeMap::new();
     for g in 1..=GENERATIONS {
         let m: StepManifest = serde_json::from_slice(&s.get(&keys::step_manifest(g)).unwrap().unwrap()).unwrap();
@@ -630,6 +630,22 @@ fn workers_that_never_idle(fleet: &Fleet) {
         }
     }
     assert!(consumed.values().all(|&n| n == 1), "a game consumed twice");
+    // The trainer's requests grow with the games it consumes, not with the run's history:
+    // two GETs a game (its line and its shard) and a fixed few a generation (manifests,
+    // the model's files, reports); its listings are the polls while it waits for games.
+    let count = |what: &str| -> u64 {
+        let line = trainer_out.lines().find(|l| l.contains("store:")).unwrap_or_else(|| panic!("{trainer_out}"));
+        line.split(&format!(" {what}"))
+            .next()
+            .and_then(|r| r.rsplit(|c: char| c == ' ' || c == '(').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"))
+    };
+    let (gets, puts) = (count("gets"), count("puts"));
+    let games = consumed.len() as u64;
+    println!("trainer: {gets} GETs, {puts} PUTs for {games} games over {GENERATIONS} generations");
+    assert!(gets <= 2 * games + 40 * GENERATIONS as u64, "{gets} GETs for {games} games: {trainer_out}");
+    assert!(puts <= 60 * GENERATIONS as u64, "{puts} PUTs over {GENERATIONS} generations: {trainer_out}");
     let mut played_ahead = 0;
     for (w, child) in workers {
         let out = finish(child, &w);
