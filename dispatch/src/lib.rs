@@ -893,6 +893,42 @@ mod tests {
         assert_eq!(*seen.lock().unwrap(), todo.len());
     }
 
+    /// A coordinator waiting for its next result costs one GET a poll, however long it
+    /// waits: no listing, no write, until a beat is due (every minute) or a quarter of
+    /// its stall time has passed (then one LIST of the workers' errors).
+    #[test]
+    fn a_waiting_coordinator_costs_one_get_a_poll() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("store").to_str().unwrap()).unwrap();
+        let cfg = tournament(dir.path());
+        let spec = serde_json::to_value(&cfg).unwrap();
+        let todo = cfg.jobs();
+        let work = RemoteWork { kind: "arena", spec, todo: &todo };
+        let stop = AtomicBool::new(false);
+        let (started, waited) = std::thread::scope(|scope| {
+            let coordinating =
+                scope.spawn(|| coordinate(&store, Patience { poll: Duration::from_millis(5), stall: Duration::from_secs(3600) }, &work, &stop, &|_| {}));
+            // Past its start (the job and its keys written), then 100 more requests.
+            let t = std::time::Instant::now();
+            while store.counters().gets < 10 {
+                assert!(t.elapsed() < Duration::from_secs(120) && !coordinating.is_finished());
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let started = store.counters();
+            while store.counters().since(&started).requests() < 100 {
+                assert!(t.elapsed() < Duration::from_secs(300) && !coordinating.is_finished());
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let waited = store.counters().since(&started);
+            stop.store(true, Relaxed);
+            coordinating.join().unwrap().unwrap();
+            (started, waited)
+        });
+        assert!(started.puts <= 5, "{started:?}");
+        assert_eq!((waited.puts, waited.lists, waited.deletes), (0, 0, 0), "{waited:?}");
+        assert!(waited.gets >= 100, "{waited:?}");
+    }
+
     /// A job no worker can prepare (a checkpoint missing on the workers) makes its
     /// coordinator stop with the workers' reasons, not wait forever.
     #[test]
