@@ -9,7 +9,7 @@
 use players::limits::ClockView;
 use players::player::{Answer, Reply};
 use players::{Limit, PlayerFactory, PlayerSpec, Score};
-use rules::{Color, Game, Move, Position};
+use rules::{Color, Game, Move, MoveKind, Position};
 use search::{EvalRequest, Evaluator, Search, SearchConfig, SearchGame};
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,10 +27,37 @@ pub struct MoveMark {
     pub label: String,
     /// The squares to mark on the board (from and to; one for drops and pocket moves).
     pub marks: Vec<u16>,
+    /// Where the move starts and ends as the page names places (see [`place`]): what an
+    /// arrow joins, a hand piece or the pocket included.
+    pub from: String,
+    pub to: String,
 }
 
 fn mark(pos: &Position, m: Move) -> MoveMark {
-    MoveMark { usi: pos.move_to_usi(m), label: viewer::game::move_label(pos, m), marks: viewer::game::marked_squares(m) }
+    let (from, to) = place(pos, m);
+    MoveMark { usi: pos.move_to_usi(m), label: viewer::game::move_label(pos, m), marks: viewer::game::marked_squares(m), from, to }
+}
+
+/// `b` or `w`, as the page names sides.
+pub(crate) fn side_letter(c: Color) -> &'static str {
+    if c == Color::Black {
+        "b"
+    } else {
+        "w"
+    }
+}
+
+/// Where a move starts (`sq:<index>`, `hand:<b|w>:<token>`, `pocket:<b|w>`) and where it
+/// goes (`sq:<index>`, `pocket:<b|w>`): the `data-at` names of the places the board draws.
+pub fn place(pos: &Position, m: Move) -> (String, String) {
+    let v = pos.variant();
+    let side = side_letter(pos.side_to_move());
+    match m.kind() {
+        MoveKind::Board { from, to, .. } => (format!("sq:{}", from.index()), format!("sq:{}", to.index())),
+        MoveKind::Drop { kind, to } => (format!("hand:{side}:{}", v.kind(kind).token), format!("sq:{}", to.index())),
+        MoveKind::PocketIn { from } => (format!("sq:{}", from.index()), format!("pocket:{side}")),
+        MoveKind::PocketDrop { to, .. } => (format!("pocket:{side}"), format!("sq:{}", to.index())),
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -240,6 +267,9 @@ pub struct Review {
     pub network: Vec<Option<f32>>,
     /// The alpha-beta's score in centipawns after each ply.
     pub alphabeta: Vec<Option<f64>>,
+    /// What each ply's move lost of the network's value for its mover (negative: it
+    /// gained), ply 0 and moves whose values are unknown `None`.
+    pub losses: Vec<Option<f32>>,
     /// Plies whose move lost the most network value for its mover (at least
     /// [`MISTAKE`]), worst first, with what it lost.
     pub mistakes: Vec<(usize, f32)>,
@@ -269,19 +299,22 @@ pub fn review(net: &neteval::NetEvaluator, game: &Game, depth: u32) -> Result<Re
     for g in &positions {
         alphabeta.push(alphabeta_view(g, depth)?.map(|a| black(g, 1.0) as f64 * a.cp));
     }
+    let mut losses = vec![None];
     let mut mistakes = Vec::new();
     for ply in 1..positions.len() {
         let mover = positions[ply - 1].position().side_to_move();
         let sign = if mover == Color::Black { 1.0 } else { -1.0 };
         let after = network[ply].or_else(|| positions[ply].result().map(|r| r.outcome.value_for(Color::Black)));
-        if let (Some(before), Some(after)) = (network[ply - 1], after) {
-            let lost = sign * (before - after);
-            if lost >= MISTAKE {
-                mistakes.push((ply, lost));
-            }
+        let lost = match (network[ply - 1], after) {
+            (Some(before), Some(after)) => Some(sign * (before - after)),
+            _ => None,
+        };
+        if let Some(lost) = lost.filter(|&l| l >= MISTAKE) {
+            mistakes.push((ply, lost));
         }
+        losses.push(lost);
     }
     mistakes.sort_by(|a, b| b.1.total_cmp(&a.1));
     mistakes.truncate(5);
-    Ok(Review { network, alphabeta, mistakes })
+    Ok(Review { network, alphabeta, losses, mistakes })
 }

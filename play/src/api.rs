@@ -4,7 +4,8 @@
 //! says what was wrong; the page shows it.
 
 use crate::analysis::{self, LiveSearch, Network};
-use crate::session::{attach_opponent, Session, ThoughtView};
+use crate::analysis::{place, side_letter};
+use crate::session::{attach_opponent, HumanClock, Session, ThoughtView};
 use crate::PlayConfig;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
@@ -16,12 +17,12 @@ use axum::{Json, Router};
 use gamerecords::{Ending, GameEnd};
 use players::spec::Kind;
 use players::{Limit, PlayerFactory, PlayerSpec};
-use rules::{Color, Game, MoveKind, Outcome, Position, TerminationReason, Variant};
+use rules::{Color, Game, Outcome, Position, TerminationReason, Variant};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use viewer::game::PlyView;
 use viewer::page::VariantView;
@@ -59,8 +60,9 @@ pub(crate) struct AppState {
     idle_timeout: Duration,
     sessions: Mutex<HashMap<u64, Arc<Mutex<Session>>>>,
     next_id: AtomicU64,
-    /// Each variant's shipped network, loaded on first use (`None`: it has none).
-    networks: Mutex<HashMap<String, Option<Network>>>,
+    /// Each variant's shipped network, loaded on first use (`None`: it has none); a cell
+    /// of its own per variant, so a load holds up only those waiting for that network.
+    networks: Mutex<HashMap<String, Arc<OnceLock<Option<Network>>>>>,
 }
 
 type Shared = Arc<AppState>;
@@ -87,9 +89,11 @@ impl AppState {
             .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("no game {id} (closed, or the server restarted): start a new one")))
     }
 
+    /// The variant's network, loaded the first time (reads files: call it off the
+    /// runtime's threads, as [`network_of`] does).
     fn network(&self, variant: &'static Variant) -> Result<Network, ApiError> {
-        let mut nets = self.networks.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = nets.entry(variant.name.clone()).or_insert_with(|| {
+        let cell = self.networks.lock().unwrap_or_else(|e| e.into_inner()).entry(variant.name.clone()).or_default().clone();
+        let entry = cell.get_or_init(|| {
             let spec = PlayerSpec::parse("checkpoint").ok()?.with_shipped_model(variant).ok()?;
             let Kind::Checkpoint(dir) = spec.kind else { return None };
             match neteval::load(&dir, variant) {
@@ -186,6 +190,9 @@ fn routes() -> Router<Shared> {
         .route("/api/games/{id}/search", post(start_search))
         .route("/api/games/{id}/search/stop", post(stop_search))
         .route("/api/games/{id}/review", post(review))
+        .route("/api/games/{id}/line", post(line))
+        .route("/api/games/{id}/kif", get(kif))
+        .route("/api/position", post(check_position))
 }
 
 /// Every request names the token: `?token=…` (the page's URL) or the `x-copper-token`
@@ -218,6 +225,8 @@ struct VariantSetup {
     name: String,
     title: String,
     starts: Vec<String>,
+    /// The variant's own start, for the board editor.
+    start_sfen: String,
     view: VariantView,
     has_model: bool,
     opponents: Vec<Preset>,
@@ -281,6 +290,7 @@ async fn setup(State(state): State<Shared>) -> Json<Setup> {
                 name: v.name.clone(),
                 title: v.title.clone(),
                 starts: v.start_family().into_iter().map(|(n, _)| n).collect(),
+                start_sfen: v.start_sfen.clone(),
                 view: VariantView::of(v),
                 has_model,
                 opponents: presets(v, has_model, &state.models, &state.allowed_engines),
@@ -309,6 +319,11 @@ struct NewGame {
     opponent: Option<String>,
     #[serde(default)]
     movetime_ms: Option<u64>,
+    /// The person's clock against an opponent: main time, then byoyomi (ms).
+    #[serde(default)]
+    clock_main_ms: Option<u64>,
+    #[serde(default)]
+    clock_byoyomi_ms: Option<u64>,
 }
 
 /// One legal move as the page clicks it: where it starts (`sq:<index>`,
@@ -322,6 +337,16 @@ struct LegalMove {
     promo: bool,
 }
 
+/// The person's clock as the page shows it.
+#[derive(Serialize)]
+struct ClockState {
+    #[serde(flatten)]
+    clock: HumanClock,
+    running: bool,
+    /// What is left of this turn (main time and byoyomi).
+    left_ms: u64,
+}
+
 #[derive(Serialize)]
 struct GameState {
     id: u64,
@@ -332,6 +357,8 @@ struct GameState {
     black: String,
     white: String,
     plies: Vec<PlyView>,
+    /// The main line's moves, USI.
+    usi: Vec<String>,
     legal: Vec<LegalMove>,
     to_move: String,
     over: bool,
@@ -349,24 +376,34 @@ struct GameState {
     #[serde(skip_serializing_if = "Option::is_none")]
     save_error: Option<String>,
     search: Option<analysis::SearchView>,
+    /// The position the search is of: a ply, and the variation's moves from it.
+    search_ply: usize,
+    search_line: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clock: Option<ClockState>,
 }
 
-fn side_letter(c: Color) -> &'static str {
-    if c == Color::Black {
-        "b"
-    } else {
-        "w"
+/// The legal moves of `game`'s position as the page clicks them (none once it is over).
+fn legal_of(game: &Game) -> Vec<LegalMove> {
+    let now = game.position();
+    if game.is_over() {
+        return Vec::new();
     }
+    game.legal_moves()
+        .iter()
+        .map(|&m| {
+            let (from, to) = place(now, m);
+            LegalMove { u: now.move_to_usi(m), from, to, promo: m.is_promotion() }
+        })
+        .collect()
 }
 
-fn place(pos: &Position, m: rules::Move) -> (String, String) {
-    let v = pos.variant();
-    let side = side_letter(pos.side_to_move());
-    match m.kind() {
-        MoveKind::Board { from, to, .. } => (format!("sq:{}", from.index()), format!("sq:{}", to.index())),
-        MoveKind::Drop { kind, to } => (format!("hand:{side}:{}", v.kind(kind).token), format!("sq:{}", to.index())),
-        MoveKind::PocketIn { from } => (format!("sq:{}", from.index()), format!("pocket:{side}")),
-        MoveKind::PocketDrop { to, .. } => (format!("pocket:{side}"), format!("sq:{}", to.index())),
+fn result_text(end: Option<GameEnd>) -> &'static str {
+    match end.map(|e| e.outcome) {
+        Some(Outcome::Win(Color::Black)) => "1-0",
+        Some(Outcome::Win(Color::White)) => "0-1",
+        Some(Outcome::Draw) => "1/2-1/2",
+        None => "*",
     }
 }
 
@@ -386,7 +423,7 @@ fn reason_text(end: &GameEnd) -> String {
         },
         Ending::Resignation => "resignation".into(),
         Ending::IllegalMove => "an illegal move".into(),
-        Ending::TimeForfeit => "time".into(),
+        Ending::TimeForfeit => "time: the clock ran out".into(),
         Ending::Crash => "the engine failed".into(),
         Ending::AdjudicatedWin | Ending::AdjudicatedDraw => "adjudication".into(),
     }
@@ -395,24 +432,20 @@ fn reason_text(end: &GameEnd) -> String {
 fn state_of(s: &Session) -> GameState {
     let plies = viewer::game::plies_of(&s.game);
     let now = s.game.position();
-    let legal = if s.is_over() {
-        Vec::new()
-    } else {
-        s.game
-            .legal_moves()
-            .iter()
-            .map(|&m| {
-                let (from, to) = place(now, m);
-                LegalMove { u: now.move_to_usi(m), from, to, promo: m.is_promotion() }
-            })
-            .collect()
-    };
-    let result = match s.end.map(|e| e.outcome) {
-        Some(Outcome::Win(Color::Black)) => "1-0",
-        Some(Outcome::Win(Color::White)) => "0-1",
-        Some(Outcome::Draw) => "1/2-1/2",
-        None => "*",
-    };
+    let legal = if s.is_over() { Vec::new() } else { legal_of(&s.game) };
+    let mut p = s.game.start().clone();
+    let usi = s
+        .game
+        .moves()
+        .iter()
+        .map(|&m| {
+            let text = p.move_to_usi(m);
+            p.play_unchecked(m);
+            text
+        })
+        .collect();
+    let clock =
+        s.clock.map(|clock| ClockState { clock, running: s.clock_running(), left_ms: s.clock_left_ms().unwrap_or(clock.remaining_ms + clock.byoyomi_ms) });
     GameState {
         id: s.id,
         variant: s.variant.name.clone(),
@@ -421,10 +454,11 @@ fn state_of(s: &Session) -> GameState {
         black: s.names[0].clone(),
         white: s.names[1].clone(),
         plies,
+        usi,
         legal,
         to_move: side_letter(now.side_to_move()).to_string(),
         over: s.is_over(),
-        result: result.into(),
+        result: result_text(s.end).into(),
         reason: s.end.map(|e| e.name().to_string()).unwrap_or_default(),
         reason_text: s.end.as_ref().map(reason_text).unwrap_or_default(),
         thinking: s.thinking_since.is_some(),
@@ -434,6 +468,9 @@ fn state_of(s: &Session) -> GameState {
         record: s.record_path.display().to_string(),
         save_error: s.save_error.clone(),
         search: s.search.as_ref().map(LiveSearch::view),
+        search_ply: s.search_at.0,
+        search_line: s.search_at.1.clone(),
+        clock,
     }
 }
 
@@ -514,6 +551,17 @@ async fn new_game(State(state): State<Shared>, body: Result<Json<NewGame>, JsonR
     if !(10..=600_000).contains(&movetime_ms) {
         return Err(ApiError::bad(format!("movetime_ms {movetime_ms}: expected 10 to 600000")));
     }
+    let clock = match (req.clock_main_ms.unwrap_or(0), req.clock_byoyomi_ms.unwrap_or(0)) {
+        (0, 0) => None,
+        _ if human.is_none() => return Err(ApiError::bad("a clock is for a game against an opponent, not for a study board")),
+        (main_ms, _) if main_ms > MAX_MAIN_TIME_MS => {
+            return Err(ApiError::bad(format!("clock main time {main_ms} ms is over this server's cap of {MAX_MAIN_TIME_MS}")))
+        }
+        (_, byoyomi_ms) if byoyomi_ms > MAX_MOVETIME_MS => {
+            return Err(ApiError::bad(format!("clock byoyomi {byoyomi_ms} ms is over this server's cap of {MAX_MOVETIME_MS}")))
+        }
+        (main_ms, byoyomi_ms) => Some(HumanClock { main_ms, byoyomi_ms, remaining_ms: main_ms }),
+    };
     let mut moves = Vec::new();
     let (start, start_name) = match (&req.sfen, &req.start) {
         (Some(text), _) => {
@@ -568,16 +616,20 @@ async fn new_game(State(state): State<Shared>, body: Result<Json<NewGame>, JsonR
         (Some(_), Some(text)) => Some(build_player(&state, text, variant, movetime_ms).await?),
     };
     let id = state.next_id.fetch_add(1, Ordering::Relaxed);
-    {
-        let mut sessions = state.sessions.lock().unwrap_or_else(|e| e.into_inner());
+    // The least recently seen game makes room (on the blocking pool: a game's lock may
+    // wait on a save).
+    let full = state.clone();
+    blocking(move || {
+        let mut sessions = full.sessions.lock().unwrap_or_else(|e| e.into_inner());
         if sessions.len() >= MAX_SESSIONS {
-            // The least recently seen game makes room.
             let oldest = sessions.iter().min_by_key(|(_, s)| lock(s).touched).map(|(&k, _)| k);
             if let Some(k) = oldest {
                 sessions.remove(&k);
             }
         }
-    }
+        Ok(())
+    })
+    .await?;
     let names = match (human, &opponent) {
         (Some(Color::Black), Some((f, _))) => ["you".to_string(), f.name().to_string()],
         (Some(Color::White), Some((f, _))) => [f.name().to_string(), "you".to_string()],
@@ -586,32 +638,55 @@ async fn new_game(State(state): State<Shared>, body: Result<Json<NewGame>, JsonR
     let when = std::time::SystemTime::now();
     let path = crate::record::path_for(&state.out, when, &variant.name, id);
     let session = Arc::new(Mutex::new(Session::new(id, game, start_name, human, names, path)));
-    {
-        let mut s = lock(&session);
-        s.started_at = when;
-        if let Some((factory, limit)) = opponent {
-            let name = factory.name().to_string();
-            s.opponent = Some(attach_opponent(&session, factory.instance(id), limit, name));
+    // The first save (a study board that starts with moves) fsyncs: off the runtime's threads.
+    let answer = blocking({
+        let session = session.clone();
+        move || {
+            let mut s = lock(&session);
+            s.started_at = when;
+            s.clock = clock;
+            if let Some((factory, limit)) = opponent {
+                let name = factory.name().to_string();
+                s.opponent = Some(attach_opponent(&session, factory.instance(id), limit, name));
+            }
+            s.save();
+            s.kick();
+            Ok(Json(state_of(&s)))
         }
-        s.save();
-        s.kick();
-    }
-    state.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(id, session.clone());
+    })
+    .await?;
+    state.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(id, session);
     tracing::info!(game = id, variant = %variant.name, "new game");
-    let s = lock(&session);
-    Ok(Json(state_of(&s)))
+    Ok(answer)
 }
 
-fn with_session<T>(state: &Shared, id: Result<Path<u64>, PathRejection>, f: impl FnOnce(&mut Session) -> Result<T, ApiError>) -> Result<T, ApiError> {
+/// Runs `f` on the game, on the blocking pool: the game's lock may wait on a save (which
+/// fsyncs) by its opponent's thread, and `f` may save; neither holds up the runtime's
+/// threads. Every request about a game looks at the person's clock first.
+async fn with_session<T: Send + 'static>(
+    state: &Shared,
+    id: Result<Path<u64>, PathRejection>,
+    f: impl FnOnce(&mut Session) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
     let Path(id) = id?;
     let session = state.session(id)?;
-    let mut s = lock(&session);
-    s.touched = Instant::now();
-    f(&mut s)
+    blocking(move || {
+        let mut s = lock(&session);
+        s.touched = Instant::now();
+        s.check_clock();
+        f(&mut s)
+    })
+    .await
+}
+
+/// The variant's network, loaded (the first time) on the blocking pool.
+async fn network_of(state: &Shared, variant: &'static Variant) -> Result<Network, ApiError> {
+    let state = state.clone();
+    blocking(move || state.network(variant)).await
 }
 
 async fn game_state(State(state): State<Shared>, id: Result<Path<u64>, PathRejection>) -> ApiResult<GameState> {
-    with_session(&state, id, |s| Ok(Json(state_of(s))))
+    with_session(&state, id, |s| Ok(Json(state_of(s)))).await
 }
 
 #[derive(Deserialize)]
@@ -625,11 +700,12 @@ async fn play_move(State(state): State<Shared>, id: Result<Path<u64>, PathReject
     if req.usi.len() > 16 {
         return Err(ApiError::bad("move: longer than any move's text"));
     }
-    with_session(&state, id, |s| {
+    with_session(&state, id, move |s| {
         s.human_move(&req.usi).map_err(|e| ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e))?;
         s.kick();
         Ok(Json(state_of(s)))
     })
+    .await
 }
 
 async fn take_back(State(state): State<Shared>, id: Result<Path<u64>, PathRejection>) -> ApiResult<GameState> {
@@ -638,6 +714,7 @@ async fn take_back(State(state): State<Shared>, id: Result<Path<u64>, PathReject
         s.kick();
         Ok(Json(state_of(s)))
     })
+    .await
 }
 
 async fn resign(State(state): State<Shared>, id: Result<Path<u64>, PathRejection>) -> ApiResult<GameState> {
@@ -645,6 +722,7 @@ async fn resign(State(state): State<Shared>, id: Result<Path<u64>, PathRejection
         s.resign().map_err(|e| ApiError::new(StatusCode::CONFLICT, e))?;
         Ok(Json(state_of(s)))
     })
+    .await
 }
 
 async fn stop(State(state): State<Shared>, id: Result<Path<u64>, PathRejection>) -> ApiResult<GameState> {
@@ -652,6 +730,7 @@ async fn stop(State(state): State<Shared>, id: Result<Path<u64>, PathRejection>)
         s.stop_thinking();
         Ok(Json(state_of(s)))
     })
+    .await
 }
 
 /// The page went away (its tab closed): the game and its engine are freed.
@@ -670,18 +749,46 @@ async fn close(State(state): State<Shared>, id: Result<Path<u64>, PathRejection>
 struct PlyQuery {
     #[serde(default)]
     ply: Option<usize>,
+    /// A variation played from `ply`: USI moves, separated by spaces.
+    #[serde(default)]
+    line: Option<String>,
     #[serde(default)]
     depth: Option<u32>,
 }
 
-fn game_at(s: &Session, ply: Option<usize>) -> Result<Game, ApiError> {
+impl PlyQuery {
+    fn line(&self) -> Result<Vec<String>, ApiError> {
+        let text = self.line.as_deref().unwrap_or_default();
+        if text.len() > MAX_MOVES * 8 {
+            return Err(ApiError::bad(format!("variation: {} characters, too long", text.len())));
+        }
+        Ok(text.split_whitespace().map(str::to_string).collect())
+    }
+}
+
+/// The game at `ply` of the main line (default: its end), then the moves of `line` played
+/// from there, each checked by the rules engine, with the game's history kept (so that
+/// repetitions count the moves before the variation).
+fn game_at(s: &Session, ply: Option<usize>, line: &[String]) -> Result<Game, ApiError> {
     let ply = ply.unwrap_or(s.game.ply());
     if ply > s.game.ply() {
         return Err(ApiError::bad(format!("ply {ply}: the game has {} plies", s.game.ply())));
     }
+    if line.len() > MAX_MOVES {
+        return Err(ApiError::bad(format!("variation of {} moves: at most {MAX_MOVES}", line.len())));
+    }
     let mut g = Game::new(s.game.start().clone(), Some(s.game.max_plies()));
     for &m in &s.game.moves()[..ply] {
         g.play(m).map_err(|e| ApiError::bad(e.to_string()))?;
+    }
+    for (i, m) in line.iter().enumerate() {
+        let refused = |why: String| {
+            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, format!("variation move {} ({}): {why}", i + 1, m.chars().take(16).collect::<String>()))
+        };
+        if g.is_over() {
+            return Err(refused("the game is over here".into()));
+        }
+        g.play_usi(m).map_err(|e| refused(e.to_string()))?;
     }
     Ok(g)
 }
@@ -696,8 +803,9 @@ async fn network(
     q: Result<Query<PlyQuery>, QueryRejection>,
 ) -> ApiResult<Option<analysis::NetView>> {
     let Query(q) = q?;
-    let (game, variant) = with_session(&state, id, |s| Ok((game_at(s, q.ply)?, s.variant)))?;
-    let net = state.network(variant)?;
+    let line = q.line()?;
+    let (game, variant) = with_session(&state, id, move |s| Ok((game_at(s, q.ply, &line)?, s.variant))).await?;
+    let net = network_of(&state, variant).await?;
     blocking(move || Ok(Json(analysis::network_view(&net, &game, 8)))).await
 }
 
@@ -711,7 +819,8 @@ async fn alphabeta(
     if !(1..=5).contains(&depth) {
         return Err(ApiError::bad(format!("depth {depth}: expected 1 to 5")));
     }
-    let game = with_session(&state, id, |s| game_at(s, q.ply))?;
+    let line = q.line()?;
+    let game = with_session(&state, id, move |s| game_at(s, q.ply, &line)).await?;
     blocking(move || analysis::alphabeta_view(&game, depth).map(Json).map_err(ApiError::bad)).await
 }
 
@@ -721,6 +830,9 @@ struct SearchRequest {
     simulations: u32,
     #[serde(default)]
     ply: Option<usize>,
+    /// A variation played from `ply` (USI moves).
+    #[serde(default)]
+    line: Vec<String>,
 }
 
 async fn start_search(
@@ -733,16 +845,18 @@ async fn start_search(
         return Err(ApiError::bad(format!("simulations {}: expected 1 to {MAX_SIMULATIONS}", req.simulations)));
     }
     let id = id?;
-    let variant = with_session(&state, Ok(Path(id.0)), |s| Ok(s.variant))?;
-    let net = state.network(variant)?;
-    with_session(&state, Ok(id), |s| {
-        let game = game_at(s, req.ply)?;
+    let variant = with_session(&state, Ok(Path(id.0)), |s| Ok(s.variant)).await?;
+    let net = network_of(&state, variant).await?;
+    with_session(&state, Ok(id), move |s| {
+        let game = game_at(s, req.ply, &req.line)?;
         if game.is_over() {
             return Err(ApiError::new(StatusCode::CONFLICT, "the game is over: nothing to search"));
         }
         s.search = Some(LiveSearch::start(net, game, req.simulations));
+        s.search_at = (req.ply.unwrap_or(s.game.ply()), req.line);
         Ok(Json(state_of(s)))
     })
+    .await
 }
 
 async fn stop_search(State(state): State<Shared>, id: Result<Path<u64>, PathRejection>) -> ApiResult<GameState> {
@@ -752,28 +866,149 @@ async fn stop_search(State(state): State<Shared>, id: Result<Path<u64>, PathReje
         }
         Ok(Json(state_of(s)))
     })
+    .await
 }
 
 async fn review(State(state): State<Shared>, id: Result<Path<u64>, PathRejection>) -> ApiResult<analysis::Review> {
-    let (game, variant) = with_session(&state, id, |s| Ok((game_at(s, None)?, s.variant)))?;
-    let net = state.network(variant)?;
+    let (game, variant) = with_session(&state, id, |s| Ok((game_at(s, None, &[])?, s.variant))).await?;
+    let net = network_of(&state, variant).await?;
     blocking(move || analysis::review(&net, &game, 2).map(Json).map_err(ApiError::bad)).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LineRequest {
+    /// The ply of the main line the variation leaves it at.
+    ply: usize,
+    /// The variation's moves from there (USI).
+    moves: Vec<String>,
+}
+
+/// A variation as the page shows it: its positions, and what can be played at its end.
+#[derive(Serialize)]
+struct LineState {
+    ply: usize,
+    moves: Vec<String>,
+    /// The position after each of `moves`.
+    plies: Vec<PlyView>,
+    legal: Vec<LegalMove>,
+    to_move: String,
+    over: bool,
+    result: String,
+    reason_text: String,
+}
+
+/// A variation: moves from an earlier ply of the game (or its end), checked by the rules
+/// engine. The game itself (its main line and its record) is left as it is; the page
+/// keeps its variations.
+async fn line(State(state): State<Shared>, id: Result<Path<u64>, PathRejection>, body: Result<Json<LineRequest>, JsonRejection>) -> ApiResult<LineState> {
+    let Json(req) = body?;
+    with_session(&state, id, move |s| {
+        let game = game_at(s, Some(req.ply), &req.moves)?;
+        let end = gamerecords::rules_end(&game);
+        let plies = viewer::game::plies_of(&game).split_off(req.ply + 1);
+        Ok(Json(LineState {
+            ply: req.ply,
+            moves: req.moves,
+            plies,
+            legal: legal_of(&game),
+            to_move: side_letter(game.position().side_to_move()).to_string(),
+            over: end.is_some(),
+            result: result_text(end).into(),
+            reason_text: end.as_ref().map(reason_text).unwrap_or_default(),
+        }))
+    })
+    .await
+}
+
+#[derive(Serialize)]
+struct KifText {
+    kif: String,
+}
+
+/// The game to the shown ply (and variation) as KIF, for standard shogi.
+async fn kif(State(state): State<Shared>, id: Result<Path<u64>, PathRejection>, q: Result<Query<PlyQuery>, QueryRejection>) -> ApiResult<KifText> {
+    let Query(q) = q?;
+    let line = q.line()?;
+    with_session(&state, id, move |s| {
+        if s.variant.name != "shogi" {
+            return Err(ApiError::bad(format!("KIF is written for standard shogi, not {}: copy the USI line", s.variant.title)));
+        }
+        let game = game_at(s, q.ply, &line)?;
+        let whole = game.ply() == s.game.ply() && line.is_empty();
+        let mut record = gamerecords::GameRecord::from_game(&game, if whole { s.end } else { gamerecords::rules_end(&game) }, &s.names[0], &s.names[1]);
+        record.start_time = Some(gamerecords::rfc3339_utc(s.started_at));
+        let kif = gamerecords::kif::to_kif(&record).map_err(|e| ApiError::bad(format!("KIF: {e}")))?;
+        Ok(Json(KifText { kif }))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PositionRequest {
+    variant: String,
+    sfen: String,
+}
+
+/// A position the board editor made, as the rules engine reads it.
+#[derive(Serialize)]
+struct PositionCheck {
+    /// The position as the rules engine writes it.
+    sfen: String,
+    legal_moves: usize,
+    over: bool,
+    reason_text: String,
+}
+
+/// Checks a position (the board editor's) with the rules engine: a 400 says what is
+/// wrong with it.
+async fn check_position(body: Result<Json<PositionRequest>, JsonRejection>) -> ApiResult<PositionCheck> {
+    let Json(req) = body?;
+    let variant = variants()
+        .into_iter()
+        .find(|v| v.name == req.variant)
+        .ok_or_else(|| ApiError::bad(format!("variant '{}': not one this page plays", req.variant.chars().take(40).collect::<String>())))?;
+    if req.sfen.len() > MAX_SFEN {
+        return Err(ApiError::bad(format!("SFEN: {} characters, at most {MAX_SFEN}", req.sfen.len())));
+    }
+    let pos = Position::from_sfen(variant, req.sfen.trim()).map_err(|e| ApiError::bad(e.to_string()))?;
+    let game = Game::new(pos, None);
+    let end = gamerecords::rules_end(&game);
+    Ok(Json(PositionCheck {
+        sfen: game.position().to_sfen(),
+        legal_moves: game.legal_moves().len(),
+        over: end.is_some(),
+        reason_text: end.as_ref().map(reason_text).unwrap_or_default(),
+    }))
 }
 
 /// Closes games no page has asked about for the idle timeout (a tab closed without
 /// saying so, a browser that crashed).
+/// Looks at the open games' clocks too, so a person who closed the tab still loses on
+/// time (and the record says so). On the blocking pool: a game's lock may wait on a save.
 pub(crate) async fn reap_idle(state: Shared) {
     let mut tick = tokio::time::interval(Duration::from_secs(5));
     loop {
         tick.tick().await;
-        let mut sessions = state.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        sessions.retain(|id, s| {
-            let keep = lock(s).touched.elapsed() < state.idle_timeout;
-            if !keep {
-                tracing::info!(game = id, "closed: no page asked about it");
+        let state = state.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            let open: Vec<Arc<Mutex<Session>>> = {
+                let mut sessions = state.sessions.lock().unwrap_or_else(|e| e.into_inner());
+                sessions.retain(|id, s| {
+                    let keep = lock(s).touched.elapsed() < state.idle_timeout;
+                    if !keep {
+                        tracing::info!(game = id, "closed: no page asked about it");
+                    }
+                    keep
+                });
+                sessions.values().cloned().collect()
+            };
+            for s in open {
+                lock(&s).check_clock();
             }
-            keep
-        });
+        })
+        .await;
     }
 }
 

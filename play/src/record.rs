@@ -11,6 +11,23 @@ pub(crate) fn path_for(out: &Path, record_time: std::time::SystemTime, variant: 
     out.join(format!("{stamp}-{variant}-{id}.jsonl"))
 }
 
+/// Claims `path` for a new game (or, where a record of that name is there already, from
+/// an earlier run of the server whose game numbers also started at 1, the first free
+/// `<name>-2.jsonl`, `<name>-3.jsonl`, …), by creating it empty: two games never write
+/// to one file.
+pub(crate) fn claim(path: &Path) -> Result<PathBuf, String> {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    for n in 1..1000 {
+        let candidate = if n == 1 { path.to_path_buf() } else { path.with_file_name(format!("{stem}-{n}.jsonl")) };
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&candidate) {
+            Ok(_) => return Ok(candidate),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("{}: {e}", candidate.display())),
+        }
+    }
+    Err(format!("{}: 999 records of that name are there already", path.display()))
+}
+
 fn atomic(path: &Path, text: &str) -> Result<(), String> {
     records::write_atomic(path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -57,5 +74,22 @@ mod tests {
         // Saving again replaces the record (one game, one line).
         save(&path, &record).unwrap();
         assert_eq!(gamerecords::read_jsonl(&path).unwrap().len(), 1);
+    }
+
+    /// A second server started in the same second numbers its games from 1 too: its
+    /// game claims another name and the first record is kept.
+    #[test]
+    fn a_record_of_the_same_name_is_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let when = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_795_000_000);
+        let path = path_for(dir.path(), when, "shogi", 1);
+        let first = claim(&path).unwrap();
+        assert_eq!(first, path);
+        std::fs::write(&first, "the first server's game\n").unwrap();
+        let second = claim(&path).unwrap();
+        assert_ne!(second, first);
+        assert_eq!(second.file_name().unwrap().to_str().unwrap(), "20261118-110640-shogi-1-2.jsonl");
+        assert_eq!(std::fs::read_to_string(&first).unwrap(), "the first server's game\n");
+        assert_eq!(claim(&path).unwrap().file_name().unwrap().to_str().unwrap(), "20261118-110640-shogi-1-3.jsonl");
     }
 }

@@ -111,7 +111,26 @@ pub(crate) struct Session {
     pub record_path: PathBuf,
     /// Why the last save failed; `None` when it worked.
     pub save_error: Option<String>,
+    /// Whether `record_path` is this game's own (claimed at the first save, so that a
+    /// record of another run of the server is never overwritten).
+    claimed: bool,
     pub search: Option<LiveSearch>,
+    /// The position the search is of: a ply of the game and the moves of a variation
+    /// played from it.
+    pub search_at: (usize, Vec<String>),
+    /// The person's clock against an opponent; `None`: untimed.
+    pub clock: Option<HumanClock>,
+}
+
+/// The person's clock: main time, then byoyomi (each move within it once the main time
+/// is spent). It runs only while the person is to move; the person loses on time when a
+/// turn outlasts what is left of the main time and the byoyomi.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub(crate) struct HumanClock {
+    pub main_ms: u64,
+    pub byoyomi_ms: u64,
+    /// Main time left at the start of the person's turn.
+    pub remaining_ms: u64,
 }
 
 /// The mover's score as a record comment: `+123`, `-40`, `mate +5`.
@@ -147,8 +166,35 @@ impl Session {
             started_at: SystemTime::now(),
             record_path,
             save_error: None,
+            claimed: false,
             search: None,
+            search_at: (0, Vec::new()),
+            clock: None,
         }
+    }
+
+    /// Whether the person's clock is running: a timed game, the person to move.
+    pub fn clock_running(&self) -> bool {
+        self.clock.is_some() && !self.is_over() && self.human == Some(self.game.position().side_to_move())
+    }
+
+    /// What is left of the person's turn (main time and byoyomi), while the clock runs.
+    pub fn clock_left_ms(&self) -> Option<u64> {
+        let c = self.clock.filter(|_| self.clock_running())?;
+        Some((c.remaining_ms + c.byoyomi_ms).saturating_sub(self.turn_started.elapsed().as_millis() as u64))
+    }
+
+    /// Ends the game as the person's loss on time when their turn has run out. Called on
+    /// every request about the game, so a page that only watches sees the flag fall.
+    pub fn check_clock(&mut self) {
+        if self.clock_left_ms() != Some(0) {
+            return;
+        }
+        let Some(h) = self.human else { return };
+        self.end = Some(GameEnd::loss_of(h, Ending::TimeForfeit));
+        self.epoch += 1;
+        self.thinking_since = None;
+        self.save();
     }
 
     pub fn is_over(&self) -> bool {
@@ -179,6 +225,19 @@ impl Session {
         if self.game.moves().is_empty() && self.end.is_none() {
             return;
         }
+        if !self.claimed {
+            match record::claim(&self.record_path) {
+                Ok(path) => {
+                    self.record_path = path;
+                    self.claimed = true;
+                }
+                Err(e) => {
+                    tracing::error!(game = self.id, path = %self.record_path.display(), "cannot save the game: {e}");
+                    self.save_error = Some(format!("the game could not be saved to {}: {e}", self.record_path.display()));
+                    return;
+                }
+            }
+        }
         self.save_error = match record::save(&self.record_path, &self.record()) {
             Ok(()) => None,
             Err(e) => {
@@ -201,16 +260,23 @@ impl Session {
         self.search = None;
     }
 
-    /// The person's move (USI text), checked by the rules engine.
+    /// The person's move (USI text), checked by the rules engine (and the clock).
     pub fn human_move(&mut self, usi: &str) -> Result<(), String> {
+        self.check_clock();
         if self.is_over() {
-            return Err("the game is over".into());
+            let late = self.end.is_some_and(|e| e.ending == Ending::TimeForfeit);
+            return Err(if late { "the game is over: your time ran out".into() } else { "the game is over".into() });
         }
         let to_move = self.game.position().side_to_move();
         if self.human.is_some_and(|h| h != to_move) {
             return Err("it is the opponent's turn".into());
         }
         let m = self.game.position().parse_usi(usi).map_err(|e| e.to_string())?;
+        let used = self.turn_started.elapsed().as_millis() as u64;
+        if let Some(c) = &mut self.clock {
+            // Within the byoyomi the main time is spent, and the byoyomi starts afresh.
+            c.remaining_ms = c.remaining_ms.saturating_sub(used);
+        }
         self.played(m, None);
         self.save();
         Ok(())
@@ -487,6 +553,36 @@ mod tests {
         std::thread::sleep(Duration::from_millis(100));
         drop(session);
         wait("the opponent's thread to end", &|| OPPONENT_THREADS.load(Ordering::Relaxed) == threads_before);
+    }
+
+    /// The person's clock, its time set back rather than waited for: a move within main
+    /// time and byoyomi spends the main time; a turn longer than the byoyomi then loses
+    /// on time, and a move after that is refused.
+    #[test]
+    fn the_persons_clock_spends_main_time_then_byoyomi_then_flags() {
+        let v = Variant::builtin("minishogi").unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let mut s =
+            Session::new(1, Game::new(Position::start(v), None), "default".into(), Some(Color::Black), ["you".into(), "b".into()], out.path().join("g.jsonl"));
+        s.clock = Some(HumanClock { main_ms: 3_000, byoyomi_ms: 2_000, remaining_ms: 3_000 });
+        assert!(s.clock_running());
+        // 4 s: the main time and 1 s of the byoyomi.
+        s.turn_started = Instant::now() - Duration::from_secs(4);
+        s.check_clock();
+        assert!(!s.is_over());
+        let m = s.game.position().move_to_usi(s.game.legal_moves()[0]);
+        s.human_move(&m).unwrap();
+        assert_eq!(s.clock.unwrap().remaining_ms, 0);
+        assert!(!s.clock_running(), "the clock stops on the opponent's turn");
+        let m = s.game.position().move_to_usi(s.game.legal_moves()[0]);
+        s.game.play_usi(&m).unwrap();
+        s.turn_started = Instant::now() - Duration::from_millis(2_500);
+        assert_eq!(s.clock_left_ms(), Some(0));
+        let m = s.game.position().move_to_usi(s.game.legal_moves()[0]);
+        let late = s.human_move(&m).unwrap_err();
+        assert!(late.contains("time ran out"), "{late}");
+        assert_eq!(s.end, Some(GameEnd::loss_of(Color::Black, Ending::TimeForfeit)));
+        assert_eq!(s.game.ply(), 2, "the late move was not played");
     }
 
     /// A player that panics mid-thought: the game ends as its crash with the message, the

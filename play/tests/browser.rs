@@ -149,6 +149,13 @@ fn check_record_against_page(tab: &mut Chromium, st: &Value) -> gamerecords::Gam
     record
 }
 
+/// The moves the board's arrows of class `cls` (`pol`: the policy, `srch`: the search)
+/// stand for, in the order drawn.
+fn drawn_arrows(tab: &mut Chromium, cls: &str) -> Vec<String> {
+    let list = js(tab, &format!("[...document.querySelectorAll('#arrows polygon.{cls}')].map(p => p.dataset.usi)"));
+    list.as_array().unwrap().iter().map(|u| u.as_str().unwrap().to_string()).collect()
+}
+
 /// The moves of the side to move in `sfen` that take something.
 fn is_capture(pos: &Position, usi: &str) -> bool {
     let m = pos.parse_usi(usi).unwrap();
@@ -332,10 +339,9 @@ fn analysis_shows_what_the_library_computes() {
             js(&mut tab, "[...document.querySelectorAll('#net-moves tr[data-usi]')].map(r => r.dataset.usi + ' ' + r.cells[0].textContent).join(',')");
         let want_moves: Vec<String> = want.policy.iter().map(|m| format!("{} {:.1}%", m.mv.usi, m.prior * 100.0)).collect();
         assert_eq!(shown_moves.as_str().unwrap(), want_moves.join(","), "position {i}");
-        // The policy on the board: one shaded square for each square the top moves go to.
-        let squares: std::collections::BTreeSet<u16> = want.policy.iter().map(|m| *m.mv.marks.last().unwrap()).collect();
-        let shaded = js(&mut tab, "[...document.querySelectorAll('#shade rect')].length");
-        assert_eq!(shaded.as_u64().unwrap() as usize, squares.len(), "position {i}");
+        // The policy on the board: an arrow for each of its four likeliest moves.
+        let want_arrows: Vec<&str> = want.policy.iter().take(4).map(|m| m.mv.usi.as_str()).collect();
+        assert_eq!(drawn_arrows(&mut tab, "pol"), want_arrows, "position {i}");
         // The search at a budget of 64 simulations.
         set_value(&mut tab, "sims", "64");
         click(&mut tab, "#search-go");
@@ -349,6 +355,8 @@ fn analysis_shows_what_the_library_computes() {
         assert_eq!(shown.as_str().unwrap(), want_lines.join(","), "position {i}");
         let status = js(&mut tab, "document.getElementById('search-status').textContent");
         assert!(status.as_str().unwrap().contains(&format!("value {:.3}", want.value)), "{status}");
+        let want_arrows: Vec<&str> = want.lines.iter().filter(|l| l.visits > 0).take(4).map(|l| l.mv.usi.as_str()).collect();
+        assert_eq!(drawn_arrows(&mut tab, "srch"), want_arrows, "position {i}: the search's arrows");
         if i == positions.len() - 1 {
             click(&mut tab, "#ab-go");
             wait_for(&mut tab, "the alpha-beta", "document.getElementById('ab').textContent.includes('depth')");
@@ -419,6 +427,22 @@ fn malformed_requests_get_clear_refusals() {
     refused(post(&format!("/api/games/{id}/move"), r#"{"usi":"zz"}"#), 422, "malformed");
     refused(post(&format!("/api/games/{id}/move"), r#"{"move":"7g7f"}"#), 400, "malformed request");
     refused(post(&format!("/api/games/{id}/search"), r#"{"simulations":0}"#), 400, "simulations 0");
+    // Variations, KIF and the board editor's check.
+    refused(post(&format!("/api/games/{id}/line"), r#"{"ply":0,"moves":["7g7f","5i5a"]}"#), 422, "variation move 2 (5i5a)");
+    refused(post(&format!("/api/games/{id}/line"), r#"{"ply":9,"moves":[]}"#), 400, "ply 9: the game has 0 plies");
+    refused(post(&format!("/api/games/{id}/line"), r#"{"ply":0}"#), 400, "malformed request");
+    let get = |path: &str| -> (u16, String) {
+        match agent.get(&format!("{base}{path}{}token={token}", if path.contains('?') { "&" } else { "?" })).call() {
+            Ok(r) => (r.status(), r.into_string().unwrap()),
+            Err(ureq::Error::Status(code, r)) => (code, r.into_string().unwrap()),
+            Err(e) => panic!("{path}: {e}"),
+        }
+    };
+    refused(get(&format!("/api/games/{id}/kif")), 400, "KIF is written for standard shogi");
+    refused(get(&format!("/api/games/{id}/network?ply=0&line=zz")), 422, "variation move 1 (zz)");
+    refused(post("/api/position", r#"{"variant":"pocket-copper","sfen":"not a position"}"#), 400, "SFEN");
+    refused(post("/api/position", r#"{"variant":"chess","sfen":"8/8 w - 1"}"#), 400, "variant 'chess'");
+    refused(post("/api/games", r#"{"variant":"shogi","side":"black","opponent":"random","clock_main_ms":99999999999}"#), 400, "cap of");
     refused(post("/api/games/999/move", r#"{"usi":"7g7f"}"#), 404, "no game 999");
     refused(post("/api/games/abc/move", r#"{"usi":"7g7f"}"#), 400, "malformed address");
     let (code, body) = post(&format!("/api/games/{id}/move"), r#"{"usi":"C&5e"}"#);
@@ -469,6 +493,22 @@ fn a_game_file_opens_on_a_study_board_and_its_review_marks_what_the_library_mark
     }
     assert_eq!(js(&mut tab, "document.querySelectorAll('#graph circle.graph-bad').length").as_u64().unwrap() as usize, review.mistakes.len());
     assert_eq!(js(&mut tab, "document.querySelectorAll('#moves div.bad').length").as_u64().unwrap() as usize, review.mistakes.len());
+    // Every move with what it lost for its mover (or gained: +), the worst one outlined.
+    let shown: Vec<Value> = js(
+        &mut tab,
+        "[...document.querySelectorAll('#moves div[data-ply]')].map(d => { const l = d.querySelector('.loss'); return l ? l.textContent : null; })",
+    )
+    .as_array()
+    .unwrap()
+    .clone();
+    assert_eq!(shown.len(), review.losses.len());
+    for (ply, (lost, text)) in review.losses.iter().zip(&shown).enumerate() {
+        let want = lost.filter(|_| ply > 0).map(|l| format!("{}{:.2}", if l >= 0.0 { "−" } else { "+" }, l.abs()));
+        assert_eq!(text.as_str().map(str::to_string), want, "ply {ply}");
+    }
+    let worst = review.losses.iter().enumerate().filter_map(|(i, l)| l.map(|l| (i, l))).max_by(|a, b| a.1.total_cmp(&b.1)).unwrap().0;
+    assert_eq!(js(&mut tab, "[...document.querySelectorAll('#moves div.worst')].map(d => +d.dataset.ply)"), serde_json::json!([worst]));
+    assert_eq!(worst, review.mistakes[0].0, "the worst move is the first of the mistakes");
 }
 
 /// "Move now": a network told to think for ten minutes moves when asked.
@@ -668,4 +708,460 @@ fn the_server_refuses_an_illegal_move_the_page_did_not_check() {
     assert_eq!(after["plies"].as_array().unwrap().len(), 1, "the game is unchanged");
     let record = out.path().read_dir().unwrap().count();
     assert_eq!(record, 0, "nothing was saved: no move was played");
+}
+
+/// The legal moves of the shown position as the page would let them be clicked (the
+/// game's at its end, a variation's elsewhere), once the page has them.
+fn legal_here(tab: &mut Chromium) -> Value {
+    wait_for(tab, "the legal moves of the shown position", "legalHere().length > 0");
+    serde_json::from_str(js(tab, "JSON.stringify({ legal: legalHere() })").as_str().unwrap()).unwrap()
+}
+
+/// A study board of `line` (`sfen … moves …`) in `variant`, set up through the page.
+fn study(tab: &mut Chromium, variant: &str, line: &str) -> Value {
+    set_value(tab, "variant", variant);
+    set_value(tab, "side", "both");
+    set_value(tab, "sfen", line);
+    let before = js(tab, "st ? st.id : 0");
+    click(tab, "#sfen-go");
+    wait_for(tab, "the study board", &format!("!!st && st.id !== {before}"));
+    state(tab)
+}
+
+/// The rules engine's position after `moves` from `start`.
+fn position_after(v: &'static Variant, start: &str, moves: &[&str]) -> Position {
+    let mut g = Game::new(Position::from_sfen(v, start).unwrap(), None);
+    for m in moves {
+        g.play_usi(m).unwrap();
+    }
+    g.position().clone()
+}
+
+fn read_back(tab: &mut Chromium) -> String {
+    js(tab, "readBack()").as_str().unwrap().to_string()
+}
+
+/// A variation: moves played by clicking from an earlier ply of a game against an
+/// opponent; the game (its main line, its record) is kept; stepping back from the
+/// variation's first move returns to the main line; a click on the variation in the list
+/// shows it again. What is drawn is checked against the rules engine at each place.
+#[test]
+fn a_variation_is_played_from_an_earlier_ply_and_the_main_line_is_kept() {
+    let out = tempfile::tempdir().unwrap();
+    let server = server(out.path());
+    let mut tab = open(&server);
+    let v = Variant::builtin("pocket-copper").unwrap();
+    let mut st = new_game(&mut tab, "pocket-copper", "black", "alphabeta,depth=1,name=ab1");
+    for usi in ["7g7f", "2g2f"] {
+        let plies = st["plies"].as_array().unwrap().len();
+        click_move(&mut tab, &st, usi);
+        wait_for(&mut tab, "the reply", &format!("!!st && st.plies.length === {} && !st.thinking", plies + 2));
+        st = state(&mut tab);
+    }
+    let main: Vec<String> = st["usi"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().to_string()).collect();
+    assert_eq!(main.len(), 4);
+    let start = st["plies"][0]["s"].as_str().unwrap().to_string();
+    // Back to ply 2 (Black to move), and a move the game did not play there.
+    click(&mut tab, "#prev");
+    click(&mut tab, "#prev");
+    wait_for(&mut tab, "ply 2", "document.getElementById('plyno').textContent.startsWith('ply 2 ')");
+    let here = legal_here(&mut tab);
+    let first = ["C&5e", "1g1f", "9g9f"].into_iter().find(|u| *u != main[2] && here["legal"].as_array().unwrap().iter().any(|m| m["u"] == *u)).unwrap();
+    click_move(&mut tab, &here, first);
+    wait_for(&mut tab, "the variation's first move", "!!cur && cur.i === 1");
+    // White's answer in the variation, clicked too.
+    let here = legal_here(&mut tab);
+    let reply = here["legal"][0]["u"].as_str().unwrap().to_string();
+    click_move(&mut tab, &here, &reply);
+    wait_for(&mut tab, "the variation's second move", "!!cur && cur.i === 2");
+    let variation = [main[0].as_str(), main[1].as_str(), first, reply.as_str()];
+    assert_eq!(read_back(&mut tab), viewer::game::canonical(&position_after(v, &start, &variation)), "the variation's position is drawn");
+    let page: Value = serde_json::from_str(
+        js(&mut tab, "JSON.stringify({ vars: vars.map(v => ({ ply: v.ply, moves: v.moves })), plies: st.plies.length, usi: st.usi })").as_str().unwrap(),
+    )
+    .unwrap();
+    assert_eq!(page["vars"], serde_json::json!([{ "ply": 2, "moves": [first, reply] }]));
+    assert_eq!(page["plies"], 5, "the main line is kept");
+    assert_eq!(page["usi"], serde_json::json!(main));
+    assert_eq!(js(&mut tab, "document.querySelectorAll('#moves div.var span.vm').length"), 2, "the variation is listed");
+    // The README's picture of a study: a variation, in kanji, with the policy's arrows.
+    click(&mut tab, "#labels");
+    click(&mut tab, "#net-go");
+    wait_for(&mut tab, "the policy's arrows", "document.querySelectorAll('#arrows polygon.pol').length > 0");
+    screenshot(&mut tab, "variation.png", out.path());
+    click(&mut tab, "#labels");
+    // Step back twice: the variation's first move, then the main line where it left.
+    click(&mut tab, "#prev");
+    wait_for(&mut tab, "the variation's first move", "!!cur && cur.i === 1");
+    assert_eq!(read_back(&mut tab), viewer::game::canonical(&position_after(v, &start, &variation[..3])));
+    click(&mut tab, "#prev");
+    wait_for(&mut tab, "the main line at ply 2", "!cur && document.getElementById('plyno').textContent === 'ply 2 / 4'");
+    assert_eq!(read_back(&mut tab), viewer::game::canonical(&position_after(v, &start, &variation[..2])));
+    // Forward follows the main line, not the variation.
+    click(&mut tab, "#next");
+    wait_for(&mut tab, "the main line at ply 3", "!cur && document.getElementById('plyno').textContent === 'ply 3 / 4'");
+    let main_refs: Vec<&str> = main.iter().map(String::as_str).collect();
+    assert_eq!(read_back(&mut tab), viewer::game::canonical(&position_after(v, &start, &main_refs[..3])));
+    // The variation from the list, then the game's end: the person's move is the game's.
+    click(&mut tab, "#moves span.vm[data-i=\"2\"]");
+    wait_for(&mut tab, "the variation's end", "!!cur && cur.i === 2");
+    assert_eq!(read_back(&mut tab), viewer::game::canonical(&position_after(v, &start, &variation)));
+    click(&mut tab, "#last");
+    wait_for(&mut tab, "the game's end", "!cur && document.getElementById('plyno').textContent === 'ply 4 / 4'");
+    assert_eq!(read_back(&mut tab), viewer::game::canonical(&position_after(v, &start, &main_refs)));
+    let record = &gamerecords::read_jsonl(Path::new(st["record"].as_str().unwrap())).unwrap()[0];
+    assert_eq!(record.moves, main, "the record holds the game, not the variation");
+}
+
+/// Arrows for the policy's likeliest moves, a move out of the pocket among them: the
+/// arrow starts on the pocket slot drawn and ends on the square the piece goes to.
+#[test]
+fn the_policy_is_drawn_as_arrows_a_pocket_move_from_the_pocket() {
+    let out = tempfile::tempdir().unwrap();
+    let server = server(out.path());
+    let mut tab = open(&server);
+    let v = Variant::builtin("pocket-copper").unwrap();
+    let net = neteval::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../models/pocket-copper")), v).unwrap();
+    // A position whose four likeliest moves by the network hold a pocket move.
+    let mut candidates = vec![v.start_sfen.clone()];
+    candidates.extend(v.start_family().into_iter().map(|(_, s)| s));
+    let mut g = Game::new(Position::start(v), None);
+    for m in ["7g7f", "3c3d", "2g2f", "8c8d", "2f2e"] {
+        g.play_usi(m).unwrap();
+        candidates.push(g.position().to_sfen());
+    }
+    let (sfen, pocket_move) = candidates
+        .iter()
+        .find_map(|sfen| {
+            let game = Game::new(Position::from_sfen(v, sfen).unwrap(), None);
+            let view = play::analysis::network_view(&net, &game, 8).unwrap();
+            let m = view.policy.iter().take(4).find(|m| m.mv.from.starts_with("pocket:") || m.mv.to.starts_with("pocket:"))?;
+            Some((sfen.clone(), m.mv.clone()))
+        })
+        .expect("the network's top moves hold a pocket move in one of these positions");
+    study(&mut tab, "pocket-copper", &sfen);
+    click(&mut tab, "#net-go");
+    wait_for(&mut tab, "the policy's arrows", "document.querySelectorAll('#arrows polygon.pol').length === 4");
+    let usi = serde_json::to_string(&pocket_move.usi).unwrap();
+    let drawn = js(
+        &mut tab,
+        &format!(
+            "(() => {{
+                const a = [...document.querySelectorAll('#arrows polygon.pol')].find(p => p.dataset.usi === {usi});
+                if (!a) return null;
+                const pts = a.getAttribute('points').split(' ').map(p => p.split(',').map(Number));
+                const box = place => {{
+                    const r = document.querySelector(place.startsWith('sq:') ? `rect.sq[data-at=\"${{place}}\"]` : `g[data-at=\"${{place}}\"] > rect`);
+                    return ['x', 'y', 'width', 'height'].map(k => +r.getAttribute(k));
+                }};
+                const inside = (p, b) => p[0] >= b[0] && p[0] <= b[0] + b[2] && p[1] >= b[1] && p[1] <= b[1] + b[3];
+                const tail = [(pts[0][0] + pts[6][0]) / 2, (pts[0][1] + pts[6][1]) / 2];
+                return {{ from: a.dataset.from, to: a.dataset.to, tail: inside(tail, box(a.dataset.from)), tip: inside(pts[3], box(a.dataset.to)) }};
+            }})()"
+        ),
+    );
+    assert!(!drawn.is_null(), "no arrow drawn for {}", pocket_move.usi);
+    assert_eq!(drawn["from"], pocket_move.from.as_str());
+    assert_eq!(drawn["to"], pocket_move.to.as_str());
+    assert_eq!(drawn["tail"], true, "the arrow of {} starts on {}", pocket_move.usi, pocket_move.from);
+    assert_eq!(drawn["tip"], true, "the arrow of {} ends on {}", pocket_move.usi, pocket_move.to);
+    // Unticking "arrows on the board" takes them away.
+    click(&mut tab, "#policy-on-board");
+    wait_for(&mut tab, "no arrows", "document.querySelectorAll('#arrows polygon').length === 0");
+}
+
+/// Stepping through a game, the analysis panels follow the shown ply: the old ply's numbers
+/// go at once, and the new ply's (the library's) come, the search's too; a stopped search
+/// stays with its ply and says so.
+#[test]
+fn a_step_refreshes_the_analysis() {
+    let out = tempfile::tempdir().unwrap();
+    let server = server(out.path());
+    let mut tab = open(&server);
+    let v = Variant::builtin("pocket-copper").unwrap();
+    let net = neteval::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../models/pocket-copper")), v).unwrap();
+    let moves = ["C&5e", "3c3d", "7g7f"];
+    study(&mut tab, "pocket-copper", &format!("sfen {} moves {}", v.start_sfen, moves.join(" ")));
+    let value_at = |ply: usize| {
+        let mut g = Game::new(Position::start(v), None);
+        for m in &moves[..ply] {
+            g.play_usi(m).unwrap();
+        }
+        format!("value {:.3}", play::analysis::network_view(&net, &g, 8).unwrap().value)
+    };
+    click(&mut tab, "#net-go");
+    // The network's table pushes the buttons below it down: clicked once it is there.
+    wait_for(&mut tab, "the network's view of ply 3", "document.getElementById('net').dataset.key === '3:'");
+    click(&mut tab, "#ab-go");
+    wait_for(&mut tab, "the analysis of ply 3", "document.getElementById('net').dataset.key === '3:' && document.getElementById('ab').dataset.key === '3:'");
+    let shown = js(&mut tab, "document.getElementById('net-value').textContent");
+    assert!(shown.as_str().unwrap().contains(&value_at(3)), "{shown}");
+    let ab3 = js(&mut tab, "document.getElementById('ab').textContent");
+    set_value(&mut tab, "sims", "32");
+    click(&mut tab, "#search-go");
+    wait_for(&mut tab, "the search of ply 3", "!!st.search && !st.search.running && !!document.getElementById('search-moves')");
+    for ply in [2usize, 1] {
+        if ply == 1 {
+            // Stopped: the search stays with its position, and says so elsewhere.
+            click(&mut tab, "#search-stop");
+            wait_for(&mut tab, "the stop", "!A.wantSearch && !st.search.running");
+        }
+        click(&mut tab, "#prev");
+        // At once: no number of the ply left under the new heading.
+        let stale = js(
+            &mut tab,
+            &format!(
+                "document.getElementById('an-ply').textContent === '(ply {ply})' && (!document.getElementById('net-value') || document.getElementById('net').dataset.key === '{ply}:') && (!document.getElementById('search-moves') || searchHere())"
+            ),
+        );
+        assert_eq!(stale, Value::Bool(true), "ply {ply}: the old analysis stayed under the new heading");
+        wait_for(
+            &mut tab,
+            "the analysis of the new ply",
+            &format!("document.getElementById('net').dataset.key === '{ply}:' && document.getElementById('ab').dataset.key === '{ply}:'"),
+        );
+        let shown = js(&mut tab, "document.getElementById('net-value').textContent");
+        assert!(shown.as_str().unwrap().contains(&value_at(ply)), "ply {ply}: {shown} vs {}", value_at(ply));
+        if ply == 2 {
+            // The search follows too: the library's search of this position, with its arrows.
+            wait_for(&mut tab, "the search of ply 2", "st.search_ply === 2 && !st.search.running && !!document.getElementById('search-moves')");
+            let mut g = Game::new(Position::start(v), None);
+            for m in &moves[..2] {
+                g.play_usi(m).unwrap();
+            }
+            let mut search = search::Search::with_seed(g, play::analysis::analysis_config(32), play::analysis::ANALYSIS_SEED);
+            search.run(&net);
+            let want: Vec<String> = play::analysis::search_view(&search, 8).lines.iter().map(|l| format!("{} {}", l.mv.usi, l.visits)).collect();
+            let shown =
+                js(&mut tab, "[...document.querySelectorAll('#search-moves tr[data-usi]')].map(r => r.dataset.usi + ' ' + r.cells[1].textContent).join(',')");
+            assert_eq!(shown.as_str().unwrap(), want.join(","));
+            assert!(!drawn_arrows(&mut tab, "srch").is_empty());
+        } else {
+            assert!(
+                js(
+                    &mut tab,
+                    "!!document.getElementById('search-elsewhere') && !document.getElementById('search-moves') && !document.querySelector('#arrows polygon.srch')"
+                ) == Value::Bool(true),
+                "ply {ply}: the search of ply 2 is not shown as this ply's"
+            );
+        }
+    }
+    let ab1 = js(&mut tab, "document.getElementById('ab').textContent");
+    let mut g = Game::new(Position::start(v), None);
+    g.play_usi(moves[0]).unwrap();
+    let want = play::analysis::alphabeta_view(&g, 3).unwrap().unwrap();
+    assert!(ab1.as_str().unwrap().starts_with(&format!("{} (depth {})", want.score, want.depth)), "{ab1} vs {want:?} (ply 3 said {ab3})");
+}
+
+/// Copy SFEN, USI line and KIF: what is copied, read by the rules engine, is the position
+/// shown (a variation's too) and the game that led to it.
+#[test]
+fn copied_sfen_usi_line_and_kif_read_back_to_the_shown_position() {
+    let out = tempfile::tempdir().unwrap();
+    let server = server(out.path());
+    let mut tab = open(&server);
+    let v = Variant::builtin("pocket-copper").unwrap();
+    let moves = ["C&5e", "3c3d", "7g7f", "C*4e", "5e&"];
+    study(&mut tab, "pocket-copper", &format!("sfen {} moves {}", v.start_sfen, moves.join(" ")));
+    click(&mut tab, "#first");
+    for ply in 1..=3 {
+        click(&mut tab, "#next");
+        wait_for(&mut tab, "the ply", &format!("document.getElementById('plyno').textContent.startsWith('ply {ply} ')"));
+    }
+    // A variation at ply 3: White drops the Copper elsewhere.
+    let here = legal_here(&mut tab);
+    let other = here["legal"].as_array().unwrap().iter().map(|m| m["u"].as_str().unwrap()).find(|u| u.starts_with("C*") && *u != moves[3]).unwrap().to_string();
+    click_move(&mut tab, &here, &other);
+    wait_for(&mut tab, "the variation", "!!cur && cur.i === 1");
+    let line: Vec<&str> = moves[..3].iter().copied().chain([other.as_str()]).collect();
+    let want = position_after(v, &v.start_sfen, &line);
+    // The page may use the clipboard (as a person's browser lets it when asked); what is
+    // read back is the clipboard's text.
+    let origin = format!("http://{}", server.addr());
+    tab.call("Browser.grantPermissions", serde_json::json!({ "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"], "origin": origin }));
+    let copied = |tab: &mut Chromium, button: &str, kind: &str| -> String {
+        js(tab, "document.getElementById('copy-note').textContent = '', true");
+        click(tab, button);
+        let name = [("sfen", "SFEN"), ("usi", "USI line"), ("kif", "KIF")].iter().find(|(k, _)| *k == kind).unwrap().1;
+        wait_for(tab, "the copy", &format!("document.getElementById('copy-note').textContent === 'copied the {name}'"));
+        let text = js(tab, "navigator.clipboard.readText()").as_str().unwrap().to_string();
+        assert_eq!(js(tab, "document.getElementById('copied').value").as_str(), Some(text.as_str()), "the page shows what it copied");
+        text
+    };
+    let sfen = copied(&mut tab, "#copy-sfen", "sfen");
+    assert_eq!(Position::from_sfen(v, &sfen).unwrap().to_sfen(), want.to_sfen(), "the copied SFEN is the position shown");
+    let usi = copied(&mut tab, "#copy-usi", "usi");
+    let (start, usi_moves) = gamerecords::parse_sfen_line(&usi, v).unwrap();
+    assert_eq!(usi_moves, line, "{usi}");
+    let usi_refs: Vec<&str> = usi_moves.iter().map(String::as_str).collect();
+    assert_eq!(position_after(v, &start, &usi_refs).to_sfen(), want.to_sfen());
+    assert_eq!(js(&mut tab, "document.getElementById('copy-kif').disabled"), Value::Bool(true), "KIF is for standard shogi");
+    // Standard shogi: the KIF of the game to the shown ply.
+    let s = Variant::builtin("shogi").unwrap();
+    let shogi_moves = ["7g7f", "3c3d", "8h2b+", "3a2b"];
+    study(&mut tab, "shogi", &format!("startpos moves {}", shogi_moves.join(" ")));
+    click(&mut tab, "#prev");
+    wait_for(&mut tab, "ply 3", "document.getElementById('plyno').textContent.startsWith('ply 3 ')");
+    let kif = copied(&mut tab, "#copy-kif", "kif");
+    let record = gamerecords::kif::from_kif(&kif).unwrap();
+    assert_eq!(record.moves, shogi_moves[..3].to_vec(), "{kif}");
+    let sfen = copied(&mut tab, "#copy-sfen", "sfen");
+    assert_eq!(Position::from_sfen(s, &sfen).unwrap().to_sfen(), position_after(s, &s.start_sfen, &shogi_moves[..3]).to_sfen());
+}
+
+/// The board editor: a position set up by clicks (pieces, a hand, a pocket), checked by the
+/// rules engine (a dead pawn refused with its reason), then played from.
+#[test]
+fn an_edited_position_is_checked_by_the_rules_engine_and_played_from() {
+    let out = tempfile::tempdir().unwrap();
+    let server = server(out.path());
+    let mut tab = open(&server);
+    let v = Variant::builtin("pocket-copper").unwrap();
+    study(&mut tab, "pocket-copper", &v.start_sfen);
+    click(&mut tab, "#edit");
+    wait_for(&mut tab, "the editor", "!document.getElementById('editor').hidden");
+    click(&mut tab, "#ed-clear");
+    let square = |file: usize, rank: char| (rank as usize - 'a' as usize) * 9 + file - 1;
+    let put = |tab: &mut Chromium, tok: &str, sq: usize| {
+        click(tab, &format!("#palette button[data-tok=\"{tok}\"]"));
+        click(tab, &format!("rect.sq[data-at=\"sq:{sq}\"]"));
+    };
+    put(&mut tab, "K", square(5, 'i'));
+    put(&mut tab, "k", square(5, 'a'));
+    put(&mut tab, "P", square(7, 'g'));
+    put(&mut tab, "s", square(3, 'c'));
+    click(&mut tab, "#ed-hand-b-G-plus");
+    click(&mut tab, "#palette button[data-tok=\"C\"]");
+    click(&mut tab, "#pocket-b > rect");
+    wait_for(&mut tab, "the rules engine's check", "document.getElementById('ed-check').textContent.startsWith('a legal position')");
+    // A Black pawn on the last rank could never move: the rules engine says so.
+    put(&mut tab, "P", square(1, 'a'));
+    wait_for(&mut tab, "the refusal", "document.getElementById('ed-check').textContent.includes('could never move again')");
+    assert_eq!(js(&mut tab, "document.getElementById('ed-play').disabled"), Value::Bool(true));
+    put(&mut tab, "P", square(1, 'a')); // the same piece again empties the square
+    wait_for(&mut tab, "the rules engine's check", "document.getElementById('ed-check').textContent.startsWith('a legal position')");
+    let want = Position::from_sfen(v, "4k4/9/6s2/9/9/9/2P6/9/4K4 b G 1 C").unwrap();
+    assert_eq!(read_back(&mut tab), viewer::game::canonical(&want), "the editor draws what was set up");
+    let before = js(&mut tab, "st.id");
+    click(&mut tab, "#ed-play");
+    wait_for(&mut tab, "the game from the edited position", &format!("!!st && st.id !== {before}"));
+    let st = state(&mut tab);
+    assert_eq!(st["plies"][0]["s"].as_str().unwrap(), want.to_sfen());
+    // Played from: the Copper out of the pocket.
+    let usi = "C&5e";
+    assert!(st["legal"].as_array().unwrap().iter().any(|m| m["u"] == usi));
+    click_move(&mut tab, &st, usi);
+    wait_for(&mut tab, "the move", "!!st && st.plies.length === 2");
+    let mut g = Game::new(want.clone(), None);
+    g.play_usi(usi).unwrap();
+    assert_eq!(read_back(&mut tab), viewer::game::canonical(g.position()));
+    let st = state(&mut tab);
+    let record = &gamerecords::read_jsonl(Path::new(st["record"].as_str().unwrap())).unwrap()[0];
+    assert_eq!(record.start_sfen, want.to_sfen());
+    assert_eq!(record.moves, vec![usi.to_string()]);
+    // The server's own check, asked directly: a clear 400 for a position it refuses.
+    let token = server.url().split("token=").nth(1).unwrap().to_string();
+    let body = serde_json::json!({"variant": "pocket-copper", "sfen": "P3k4/9/9/9/9/9/9/9/4K4 b - 1 -"}).to_string();
+    match ureq::post(&format!("http://{}/api/position?token={token}", server.addr())).set("content-type", "application/json").send_string(&body) {
+        Err(ureq::Error::Status(400, r)) => assert!(r.into_string().unwrap().contains("could never move again")),
+        other => panic!("a dead pawn: {other:?}"),
+    }
+}
+
+/// The person's clock: with a generous clock a move spends main time (and the game goes
+/// on); with a tiny one (1 s main time, 1 s byoyomi) the person who does not move loses
+/// on time, the page says so, the record keeps it, and a late move is refused.
+#[test]
+fn the_persons_clock_flags_them_at_time_out() {
+    let out = tempfile::tempdir().unwrap();
+    let server = server(out.path());
+    let mut tab = open(&server);
+    set_value(&mut tab, "clock-main", "600");
+    set_value(&mut tab, "clock-byoyomi", "30");
+    let st = new_game(&mut tab, "minishogi", "black", "random,name=rnd");
+    assert_eq!(st["clock"]["main_ms"], 600_000);
+    assert_eq!(st["clock"]["running"], true);
+    wait_for(&mut tab, "the clock shown", "document.getElementById('clock').textContent.startsWith('your clock')");
+    let usi = st["legal"][0]["u"].as_str().unwrap().to_string();
+    click_move(&mut tab, &st, &usi);
+    wait_for(&mut tab, "the reply", "!!st && st.plies.length === 3 && !st.thinking");
+    let st = state(&mut tab);
+    assert!(st["clock"]["remaining_ms"].as_u64().unwrap() < 600_000, "the move spent main time: {}", st["clock"]);
+    assert_eq!((st["over"].clone(), st["clock"]["running"].clone()), (Value::Bool(false), Value::Bool(true)));
+    // The tiny clock.
+    set_value(&mut tab, "clock-main", "1");
+    set_value(&mut tab, "clock-byoyomi", "1");
+    let st = new_game(&mut tab, "minishogi", "black", "random,name=rnd");
+    assert_eq!((st["clock"]["main_ms"].clone(), st["clock"]["byoyomi_ms"].clone()), (Value::from(1000), Value::from(1000)));
+    wait_for(&mut tab, "the flag", "!!st && st.over");
+    let st = state(&mut tab);
+    assert_eq!(st["reason"], "time-forfeit");
+    assert_eq!(st["result"], "0-1");
+    assert!(js(&mut tab, "document.getElementById('status').textContent").as_str().unwrap().contains("the clock ran out"));
+    let record = &gamerecords::read_jsonl(Path::new(st["record"].as_str().unwrap())).unwrap()[0];
+    assert_eq!(record.end.map(|e| e.ending), Some(gamerecords::Ending::TimeForfeit));
+    let token = server.url().split("token=").nth(1).unwrap().to_string();
+    let late = serde_json::json!({ "usi": "4e4d" }).to_string();
+    match ureq::post(&format!("http://{}/api/games/{}/move?token={token}", server.addr(), st["id"])).set("content-type", "application/json").send_string(&late)
+    {
+        Err(ureq::Error::Status(422, r)) => assert!(r.into_string().unwrap().contains("time ran out")),
+        other => panic!("a move after the flag: {other:?}"),
+    }
+    // A clock on a study board is refused with a reason.
+    let study = serde_json::json!({"variant": "minishogi", "side": "both", "clock_main_ms": 1000}).to_string();
+    match ureq::post(&format!("http://{}/api/games?token={token}", server.addr())).set("content-type", "application/json").send_string(&study) {
+        Err(ureq::Error::Status(400, r)) => assert!(r.into_string().unwrap().contains("study board")),
+        other => panic!("a clock on a study board: {other:?}"),
+    }
+}
+
+/// Playing White, the board is turned (White's pieces at the bottom); Flip turns it back.
+#[test]
+fn the_board_is_turned_for_white_and_flip_turns_it() {
+    let out = tempfile::tempdir().unwrap();
+    let server = server(out.path());
+    let mut tab = open(&server);
+    let king_y = |tab: &mut Chromium, tok: &str| {
+        js(tab, &format!("document.querySelector('#pieces g[data-tok=\"{tok}\"]').getBoundingClientRect().y")).as_f64().unwrap()
+    };
+    new_game(&mut tab, "pocket-copper", "black", "random,name=rnd");
+    assert!(king_y(&mut tab, "K") > king_y(&mut tab, "k"), "playing Black, Black's king is at the bottom");
+    new_game(&mut tab, "pocket-copper", "white", "random,name=rnd");
+    wait_my_turn(&mut tab);
+    assert!(king_y(&mut tab, "k") > king_y(&mut tab, "K"), "playing White, White's king is at the bottom");
+    let hand_y = |tab: &mut Chromium, side: &str| js(tab, &format!("document.getElementById('side-{side}').getBoundingClientRect().y")).as_f64().unwrap();
+    assert!(hand_y(&mut tab, "w") > hand_y(&mut tab, "b"), "and White's hand below the board");
+    click(&mut tab, "#flip");
+    wait_for(&mut tab, "the board turned", "document.querySelector('#pieces g[data-tok=\"K\"]').getBoundingClientRect().y > document.querySelector('#pieces g[data-tok=\"k\"]').getBoundingClientRect().y");
+    // A move still goes where it is clicked on the turned board.
+    let st = state(&mut tab);
+    let usi = st["legal"][0]["u"].as_str().unwrap().to_string();
+    click_move(&mut tab, &st, &usi);
+    wait_for(&mut tab, "the reply", "!!st && st.plies.length === 4 && !st.thinking");
+    assert_eq!(state(&mut tab)["usi"][1], usi.as_str());
+}
+
+/// "Continue from here" takes the moves that led to the shown position along: a study
+/// board continued from a game that repeated its start three times ends by repetition at
+/// the fourth, as the game would have.
+#[test]
+fn continuing_from_a_position_keeps_the_history_for_repetitions() {
+    let out = tempfile::tempdir().unwrap();
+    let server = server(out.path());
+    let mut tab = open(&server);
+    let shuffle = ["5i5h", "5a5b", "5h5i", "5b5a"];
+    let moves: Vec<&str> = shuffle.iter().cycle().take(11).copied().collect();
+    let st = study(&mut tab, "shogi", &format!("startpos moves {}", moves.join(" ")));
+    assert_eq!(st["over"], false);
+    let first = st["id"].as_u64().unwrap();
+    click(&mut tab, "#study");
+    wait_for(&mut tab, "the study board", &format!("!!st && st.id !== {first}"));
+    let st = state(&mut tab);
+    assert_eq!(st["plies"].as_array().unwrap().len(), 12, "the moves came along");
+    assert_eq!(st["usi"], serde_json::json!(moves));
+    click_move(&mut tab, &st, "5b5a");
+    wait_for(&mut tab, "the move", "!!st && st.plies.length === 13");
+    let st = state(&mut tab);
+    assert_eq!(st["over"], true, "the start came a fourth time: {}", st["reason_text"]);
+    assert!(st["reason_text"].as_str().unwrap().contains("repetition"), "{}", st["reason_text"]);
 }

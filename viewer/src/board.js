@@ -117,7 +117,8 @@ function cellOf(V, i, flip) {
 
 // Draws `sfen` into `svg`. `opt`: `marks` (square indices of the last move), `flip`
 // (White at the bottom), `labels` (`letters` or `kanji`), `hl` (indices lit as targets),
-// `sel` (the `data-at` of the selected place), `shade` ({index: 0..1}: the policy).
+// `sel` (the `data-at` of the selected place), `arrows` ([{from, to, cls, weight, usi}]:
+// moves drawn as arrows between places).
 function drawPosition(svg, V, sfen, opt) {
   const pos = parseSfen(sfen), L = layout(V), flip = !!opt.flip;
   svg.textContent = "";
@@ -127,15 +128,14 @@ function drawPosition(svg, V, sfen, opt) {
   const labels = el("g", {}, svg);
   for (let c = 0; c < V.files; c++) el("text", { class: "lbl", x: c * S + S / 2, y: L.top - 4 }, labels, String(flip ? c + 1 : V.files - c));
   for (let r = 0; r < V.ranks; r++) el("text", { class: "lbl", x: L.bw + LBL / 2, y: L.top + r * S + S / 2 + 4 }, labels, String.fromCharCode(97 + (flip ? V.ranks - 1 - r : r)));
-  const squares = el("g", { id: "squares" }, svg), marked = el("g", { id: "marks" }, svg), shaded = el("g", { id: "shade" }, svg);
+  const squares = el("g", { id: "squares" }, svg), marked = el("g", { id: "marks" }, svg);
   const pieces = el("g", { id: "pieces" }, svg), lit = el("g", { id: "targets" }, svg);
-  const marks = new Set(opt.marks || []), hl = new Set(opt.hl || []), shade = opt.shade || {};
+  const marks = new Set(opt.marks || []), hl = new Set(opt.hl || []);
   for (let i = 0; i < V.files * V.ranks; i++) {
     const { c, r } = cellOf(V, i, flip);
     const at = { x: c * S, y: L.top + r * S, width: S, height: S };
     el("rect", Object.assign({ class: "sq" + (opt.sel === "sq:" + i ? " sel" : ""), "data-at": "sq:" + i }, at), squares);
     if (marks.has(i)) el("rect", Object.assign({ class: "last" }, at), marked);
-    if (shade[i]) el("rect", Object.assign({ class: "pol", "fill-opacity": Math.min(0.75, 0.1 + shade[i]).toFixed(2) }, at), shaded);
     const tok = (pos.board[Math.floor(i / V.files)] || [])[V.files - 1 - (i % V.files)];
     if (tok) {
       const white = tok !== tok.toUpperCase();
@@ -148,5 +148,37 @@ function drawPosition(svg, V, sfen, opt) {
   drawSide(svg, V, pos, flip ? "w" : "b", L.top + L.bh + GAP + LBL, opt);
   if (opt.sel) { const s = svg.querySelector(`g[data-at="${opt.sel}"]`); if (s) s.classList.add("sel"); }
   for (const t of opt.hlPlaces || []) { const g = svg.querySelector(`g[data-at="${t}"]`); if (g) g.classList.add("target"); }
+  // Arrows last, over the pieces (they take no clicks: `pointer-events: none` in the page).
+  const arrows = el("g", { id: "arrows" }, svg);
+  for (const a of opt.arrows || []) drawArrow(arrows, svg, V, L, flip, a);
   return pos;
+}
+
+// The centre of a place as drawn: a square, a hand piece or a pocket slot (null when it is
+// not drawn, a hand piece not held).
+function placeCentre(svg, V, L, flip, place) {
+  if (place.startsWith("sq:")) {
+    const { c, r } = cellOf(V, +place.slice(3), flip);
+    return { x: c * S + S / 2, y: L.top + r * S + S / 2 };
+  }
+  const rect = svg.querySelector(`g[data-at="${place}"] > rect`);
+  if (!rect) return null;
+  const n = k => +rect.getAttribute(k);
+  return { x: n("x") + n("width") / 2, y: n("y") + n("height") / 2 };
+}
+
+// An arrow `a` = {from, to, cls, weight 0..1, usi} from one place to another (a drop from
+// the hand or the pocket, a move into the pocket): a shaft and a head as one polygon,
+// thicker for a heavier weight.
+function drawArrow(parent, svg, V, L, flip, a) {
+  const p = placeCentre(svg, V, L, flip, a.from), q = placeCentre(svg, V, L, flip, a.to);
+  if (!p || !q) return null;
+  const len = Math.hypot(q.x - p.x, q.y - p.y);
+  if (len < 1) return null;
+  const ux = (q.x - p.x) / len, uy = (q.y - p.y) / len, nx = -uy, ny = ux;
+  const w = 3 + 6 * Math.max(0, Math.min(1, a.weight || 0)), head = Math.min(2.6 * w + 4, len * 0.6);
+  const bx = q.x - ux * head, by = q.y - uy * head;
+  const pt = (x, y, side) => `${(x + nx * side).toFixed(1)},${(y + ny * side).toFixed(1)}`;
+  const points = [pt(p.x, p.y, w / 2), pt(bx, by, w / 2), pt(bx, by, w * 1.3), pt(q.x, q.y, 0), pt(bx, by, -w * 1.3), pt(bx, by, -w / 2), pt(p.x, p.y, -w / 2)];
+  return el("polygon", { class: "arrow " + (a.cls || ""), points: points.join(" "), "data-from": a.from, "data-to": a.to, "data-usi": a.usi || "" }, parent);
 }
