@@ -362,7 +362,7 @@ fn checkpoint_tiers_report_the_networks_view_and_a_run_its_generations() {
     let rd = pipeline::RunDir(run.clone());
     for g in [1, 2] {
         tiny_model(&rd.model(g), g as u64);
-        pipeline::run_loop::write_start_values(&rd, &cfg, g).unwrap();
+        pipeline::stages::write_start_values(&rd, &cfg, g).unwrap();
     }
     let sv: serde_json::Value = serde_json::from_slice(&std::fs::read(rd.start_values(2)).unwrap()).unwrap();
     assert_eq!(sv["generation"], 2);
@@ -374,7 +374,7 @@ fn checkpoint_tiers_report_the_networks_view_and_a_run_its_generations() {
     }
     // The file is kept on a second call (resumable loop).
     let before = std::fs::read(rd.start_values(1)).unwrap();
-    pipeline::run_loop::write_start_values(&rd, &cfg, 1).unwrap();
+    pipeline::stages::write_start_values(&rd, &cfg, 1).unwrap();
     assert_eq!(std::fs::read(rd.start_values(1)).unwrap(), before);
 
     let dir = tmp.path().join("study");

@@ -637,7 +637,7 @@ fn workers_that_never_idle(fleet: &Fleet) {
         let line = trainer_out.lines().find(|l| l.contains("store:")).unwrap_or_else(|| panic!("{trainer_out}"));
         line.split(&format!(" {what}"))
             .next()
-            .and_then(|r| r.rsplit(|c: char| c == ' ' || c == '(').next())
+            .and_then(|r| r.rsplit([' ', '(']).next())
             .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| panic!("{line}"))
     };

@@ -54,7 +54,7 @@ fn channel_stats(x: &[f32], c: usize) -> (Vec<f32>, Vec<f32>) {
 /// `bn(x)` and its `tail` (ReLU, or the skip `[rows, c]` added then ReLU) of `x [rows, c]`
 /// with the batch's statistics: (`y`, mean, biased variance).
 pub(crate) fn forward(x: &[f32], gamma: &[f32], beta: &[f32], tail: Tail<'_>, c: usize, epsilon: f64) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
-    assert!(c > 0 && x.len() % c == 0 && gamma.len() == c && beta.len() == c, "batch norm: x must be [rows, {c}]");
+    assert!(c > 0 && x.len().is_multiple_of(c) && gamma.len() == c && beta.len() == c, "batch norm: x must be [rows, {c}]");
     let (mean, var) = channel_stats(x, c);
     let inv = inv_std(&var, epsilon);
     let scale: Vec<f32> = inv.iter().zip(gamma).map(|(&i, &g)| i * g).collect();
@@ -186,7 +186,7 @@ crate::simd::multiversioned! {
 pub(crate) fn backward(saved: &Saved<'_>, dy: &[f32], want_masked: bool, c: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>, Option<Vec<f32>>) {
     let Saved { x, output, gamma, mean, variance, epsilon } = *saved;
     let len = x.len();
-    assert!(c > 0 && len % c == 0 && dy.len() == len && output.len() == len, "batch norm backward: x, dy and the output must be [rows, {c}]");
+    assert!(c > 0 && len.is_multiple_of(c) && dy.len() == len && output.len() == len, "batch norm backward: x, dy and the output must be [rows, {c}]");
     let rows = len / c;
     let n = rows.max(1) as f64;
     let inv = inv_std(variance, epsilon);

@@ -23,6 +23,7 @@ use crate::config::NetConfig;
 use crate::fold::{FoldedConv, FoldedDense, FoldedNet};
 use crate::kernels::{conv_all, matmul_acc, relu_in_place, sized, ConvWeights};
 use crate::net::Net;
+use crate::quant::{Calibration, QuantError, QuantKernel, QuantScratch, QuantTower};
 use crate::winograd::{conv3x3_winograd, WinogradConv, WinogradScratch};
 /// Most images one thread runs through the network at once (4, 8, 16 within noise).
 const MAX_GROUP: usize = 8;
@@ -39,12 +40,46 @@ pub struct InferenceOutput {
     pub value: Vec<f32>,
 }
 
-/// Eval-only network with folded batch norm (CPU, f32).
+/// The arithmetic of the residual tower (the heads are always f32).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Precision {
+    /// f32 everywhere: the reference.
+    #[default]
+    F32,
+    /// 8-bit integer stem and residual blocks (see [`crate::quant`]), on AVX-512 VNNI or
+    /// AVX2; f32 on a CPU with neither.
+    Int8,
+}
+
+impl std::str::FromStr for Precision {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "f32" => Ok(Precision::F32),
+            "int8" => Ok(Precision::Int8),
+            other => Err(format!("precision {other:?}: expected f32 or int8")),
+        }
+    }
+}
+
+impl std::fmt::Display for Precision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Precision::F32 => "f32",
+            Precision::Int8 => "int8",
+        })
+    }
+}
+
+/// Eval-only network with folded batch norm (CPU; f32, or an int8 tower by choice).
 #[derive(Debug, Clone)]
 pub struct InferenceNet {
     net: FoldedNet,
     /// Winograd-transformed stem and tower convolutions (`None`: im2col everywhere).
     winograd: Option<WinogradTower>,
+    /// The quantised tower, when [`with_int8`](Self::with_int8) chose one: it then runs
+    /// instead of the f32 tower.
+    quant: Option<QuantTower>,
 }
 
 #[derive(Debug, Clone)]
@@ -70,6 +105,7 @@ struct Scratch {
     t: Vec<f32>,
     head: Vec<f32>,
     hidden: Vec<f32>,
+    quant: QuantScratch,
 }
 
 thread_local! {
@@ -95,7 +131,63 @@ fn dense_rows(layer: &FoldedDense, input: &[f32], rows: usize, out: &mut [f32], 
 impl InferenceNet {
     /// Wraps already folded weights (Winograd on, see [`with_winograd`](Self::with_winograd)).
     pub fn new(net: FoldedNet) -> Self {
-        Self { winograd: Some(WinogradTower::new(&net)), net }
+        Self { winograd: Some(WinogradTower::new(&net)), net, quant: None }
+    }
+
+    /// Runs the stem and the residual blocks in 8-bit integers with the fastest kernel this
+    /// CPU has ([`QuantKernel::best`]: AVX-512 VNNI, else AVX2), activation scales calibrated
+    /// on `calibration`, `[positions, input_planes, H, W]` encoded from real play (a few
+    /// thousand positions; the result depends only on them, so a seeded sample gives the same
+    /// network every time). On a CPU with neither instruction set the network stays f32
+    /// ([`precision`](Self::precision) says which one runs). Inputs must be finite and
+    /// non-negative, as the encoded planes are.
+    pub fn with_int8(self, calibration: &[f32]) -> Result<Self, QuantError> {
+        let cal = Calibration::measure(&self.net, calibration)?;
+        match QuantKernel::best() {
+            Some(kernel) => self.with_int8_calibrated(&cal, kernel),
+            None => Ok(self),
+        }
+    }
+
+    /// [`with_int8`](Self::with_int8) with measured scales and a chosen kernel (an error if
+    /// this CPU cannot run it).
+    pub fn with_int8_calibrated(mut self, calibration: &Calibration, kernel: QuantKernel) -> Result<Self, QuantError> {
+        self.quant = Some(QuantTower::new(&self.net, calibration, kernel, None)?);
+        Ok(self)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn with_quant_tower(mut self, tower: QuantTower) -> Self {
+        self.quant = Some(tower);
+        self
+    }
+
+    /// [`Precision::F32`] as is; [`Precision::Int8`] as [`with_int8`](Self::with_int8).
+    pub fn with_precision(self, precision: Precision, calibration: &[f32]) -> Result<Self, QuantError> {
+        match precision {
+            Precision::F32 => Ok(self.without_int8()),
+            Precision::Int8 => self.with_int8(calibration),
+        }
+    }
+
+    /// Back to the f32 tower.
+    pub fn without_int8(mut self) -> Self {
+        self.quant = None;
+        self
+    }
+
+    /// What the tower runs in.
+    pub fn precision(&self) -> Precision {
+        if self.quant.is_some() {
+            Precision::Int8
+        } else {
+            Precision::F32
+        }
+    }
+
+    /// The integer kernel of an int8 network.
+    pub fn int8_kernel(&self) -> Option<QuantKernel> {
+        self.quant.as_ref().map(|q| q.kernel)
     }
 
     /// Chooses how batches of at least one image per thread compute the 3x3 convolutions:
@@ -199,29 +291,49 @@ impl InferenceNet {
     fn forward_group_with(&self, s: &mut Scratch, input: &[f32], n: usize, policy: &mut [f32], value: &mut [f32], par: bool) {
         let net = &self.net;
         let cfg = &net.config;
-        let (h, w) = (cfg.board_height, cfg.board_width);
         let squares = cfg.squares();
         let rows = n * squares;
         let c = cfg.channels;
-
-        // [n, planes, S] -> [n * S, planes]
-        let planes = cfg.input_planes;
-        let x_in = sized(&mut s.input, rows * planes);
-        for (img_in, img_out) in input.chunks_exact(planes * squares).zip(x_in.chunks_exact_mut(planes * squares)) {
-            for p in 0..planes {
-                for sq in 0..squares {
-                    img_out[sq * planes + p] = img_in[p * squares + sq];
-                }
-            }
-        }
 
         let mut x = std::mem::take(&mut s.x);
         let mut y = std::mem::take(&mut s.y);
         let mut t = std::mem::take(&mut s.t);
         sized(&mut x, rows * c);
-        sized(&mut y, rows * c);
-        sized(&mut t, rows * c);
 
+        if let Some(q) = &self.quant {
+            q.forward(&mut s.quant, input, n, &mut x);
+        } else {
+            // [n, planes, S] -> [n * S, planes]
+            let planes = cfg.input_planes;
+            let x_in = sized(&mut s.input, rows * planes);
+            for (img_in, img_out) in input.chunks_exact(planes * squares).zip(x_in.chunks_exact_mut(planes * squares)) {
+                for p in 0..planes {
+                    for sq in 0..squares {
+                        img_out[sq * planes + p] = img_in[p * squares + sq];
+                    }
+                }
+            }
+            sized(&mut y, rows * c);
+            sized(&mut t, rows * c);
+            self.f32_tower(s, n, par, &mut x, &mut y, &mut t);
+        }
+        let trunk = &x[..rows * c];
+        self.heads(s, trunk, n, policy, value, par);
+
+        s.x = x;
+        s.y = y;
+        s.t = t;
+    }
+
+    /// The stem and the residual blocks in f32, from `s.input` (channels-last) into `x`.
+    #[allow(clippy::too_many_arguments)]
+    fn f32_tower(&self, s: &mut Scratch, n: usize, par: bool, x: &mut Vec<f32>, y: &mut Vec<f32>, t: &mut [f32]) {
+        let net = &self.net;
+        let cfg = &net.config;
+        let (h, w) = (cfg.board_height, cfg.board_width);
+        let rows = n * cfg.squares();
+        let c = cfg.channels;
+        let planes = cfg.input_planes;
         match (&self.winograd, par) {
             (Some(wt), false) => {
                 let ws = &mut s.wino;
@@ -231,7 +343,7 @@ impl InferenceNet {
                     conv3x3_winograd(a, &x[..rows * c], n, h, w, &mut t[..rows * c], None, true, ws);
                     let res = Some(&x[..rows * c]);
                     conv3x3_winograd(b, &t[..rows * c], n, h, w, &mut y[..rows * c], res, true, ws);
-                    std::mem::swap(&mut x, &mut y);
+                    std::mem::swap(x, y);
                 }
             }
             _ => {
@@ -241,11 +353,19 @@ impl InferenceNet {
                     conv_all(a.view(), &x[..rows * c], h, w, &mut t[..rows * c], None, true, par);
                     let res = Some(&x[..rows * c]);
                     conv_all(b.view(), &t[..rows * c], h, w, &mut y[..rows * c], res, true, par);
-                    std::mem::swap(&mut x, &mut y);
+                    std::mem::swap(x, y);
                 }
             }
         }
-        let trunk = &x[..rows * c];
+    }
+
+    /// The policy and value heads (f32) on the trunk `[n * S, channels]`.
+    fn heads(&self, s: &mut Scratch, trunk: &[f32], n: usize, policy: &mut [f32], value: &mut [f32], par: bool) {
+        let net = &self.net;
+        let cfg = &net.config;
+        let (h, w) = (cfg.board_height, cfg.board_width);
+        let squares = cfg.squares();
+        let rows = n * squares;
 
         // Policy head: 1x1 conv + ReLU, then per image dst[p, s] = sum_c W[c, p] x[s, c] + b[p].
         let pc = &net.policy_conv;
@@ -305,10 +425,6 @@ impl InferenceNet {
         let hidden = sized(&mut s.hidden, n * fc1.d_out);
         dense_rows(fc1, &s.head[..rows * vc.c_out], n, hidden, true);
         dense_rows(&net.value_fc2, &s.hidden[..n * fc1.d_out], n, value, false);
-
-        s.x = x;
-        s.y = y;
-        s.t = t;
     }
 }
 
@@ -380,6 +496,55 @@ mod tests {
         let want = folded.forward(&data.input, batch);
         assert!(max_abs_diff(&p, &want.policy) < 1e-4);
         assert!(max_abs_diff(&v, &want.value) < 1e-4);
+    }
+
+    #[test]
+    fn int8_tower_is_close_to_f32_and_the_same_under_every_kernel() {
+        use crate::quant::{Calibration, QuantKernel};
+        let net = trained_tiny_net(5);
+        let f32_net = InferenceNet::from_net(&net);
+        let cfg = f32_net.config().clone();
+        let cal = Calibration::measure(f32_net.folded(), &OwnedBatch::random(&cfg, 200, 1).input).unwrap();
+        assert_eq!(cal.positions, 200);
+        let batch = 19;
+        let data = OwnedBatch::random(&cfg, batch, 2);
+        let want = f32_net.forward(&data.input, batch);
+        let spread = want.policy.iter().fold(0.0f32, |m, v| m.max(v.abs())).max(want.value.iter().fold(0.0f32, |m, v| m.max(v.abs())));
+        for kernel in QuantKernel::supported() {
+            let q = f32_net.clone().with_int8_calibrated(&cal, kernel).unwrap();
+            assert_eq!((q.precision(), q.int8_kernel()), (Precision::Int8, Some(kernel)));
+            let got = q.forward(&data.input, batch);
+            let (dp, dv) = (max_abs_diff(&want.policy, &got.policy), max_abs_diff(&want.value, &got.value));
+            // 7-bit activations and weights: a few per cent of the logits' range.
+            assert!(dp < 0.05 * spread && dv < 0.05 * spread, "{kernel:?}: policy {dp}, value {dv}, logits up to {spread}");
+            let mut p = vec![0.0; got.policy.len()];
+            let mut v = vec![0.0; got.value.len()];
+            q.forward_serial_into(&data.input, batch, &mut p, &mut v);
+            assert!(p == got.policy && v == got.value, "{kernel:?}: serial and parallel differ");
+            // The scalar kernel with the same activation codes computes the same numbers.
+            let tower = crate::quant::QuantTower::new(f32_net.folded(), &cal, QuantKernel::Scalar, Some(kernel.code_max())).unwrap();
+            let reference = f32_net.clone().with_quant_tower(tower).forward(&data.input, batch);
+            assert!(reference.policy == got.policy && reference.value == got.value, "{kernel:?} differs from the scalar kernel");
+        }
+        assert_eq!(f32_net.clone().with_precision(Precision::F32, &[]).unwrap().precision(), Precision::F32);
+        let best = f32_net.clone().with_int8(&OwnedBatch::random(&cfg, 8, 1).input).unwrap();
+        assert_eq!(best.int8_kernel(), QuantKernel::best());
+    }
+
+    #[test]
+    fn bad_calibration_input_is_an_error() {
+        use crate::quant::QuantError;
+        let net = InferenceNet::from_net(&trained_tiny_net(0));
+        let per = net.config().input_len();
+        assert!(matches!(net.clone().with_int8(&[]), Err(QuantError::Empty { .. })));
+        assert!(matches!(net.clone().with_int8(&vec![0.0; per + 1]), Err(QuantError::Length { .. })));
+        let mut neg = vec![0.0; per];
+        neg[3] = -1.0;
+        assert!(matches!(net.clone().with_int8(&neg), Err(QuantError::BadInput { value, .. }) if value == -1.0));
+        neg[3] = f32::NAN;
+        assert!(matches!(net.clone().with_int8(&neg), Err(QuantError::BadInput { .. })));
+        assert!("int4".parse::<Precision>().is_err());
+        assert_eq!("int8".parse::<Precision>(), Ok(Precision::Int8));
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod fold;
 pub mod infer;
 mod kernels;
 pub mod net;
+pub mod quant;
 mod simd;
 pub mod store;
 pub mod tensor_util;
@@ -35,8 +36,9 @@ pub use device::{cpu_device, cpu_threads, cpu_train_device, init_cpu_threads, Cp
 pub use device::{gpu_device, gpu_train_device, GpuBackend};
 pub use device_net::{DeviceNet, DeviceNetError};
 pub use fold::FoldedNet;
-pub use infer::{InferenceNet, InferenceOutput};
+pub use infer::{InferenceNet, InferenceOutput, Precision};
 pub use net::{Net, NetOutput};
+pub use quant::{Calibration, QuantError, QuantKernel};
 pub use store::{load_inference, load_model, read_manifest, save_model, save_model_tagged, GameTag, ModelIoError};
 pub use train::{LossStats, TrainBatch, TrainConfig, TrainStep};
 pub use wdl::Wdl;

@@ -10,6 +10,8 @@ use search::{EvalRequest, Evaluation, Evaluator};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub mod quant;
+
 /// A model directory that cannot play this variant.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {

@@ -8,7 +8,7 @@
 //! netbench [--threads 2] [--sizes 6x64,4x48] [--batches 1,16,64,256] [--train-batch 256]
 //!          [--seconds 3] [--planes 100] [--policy-planes 140] [--height 9] [--width 9]
 //!          [--engines burn,burn_ref,folded,train,train_ref] [--device cpu|vulkan|wgpu|libtorch[:N]|cuda[:N]]
-//!          [--dtype f32|f16|bf16]
+//!          [--dtype f32|f16|bf16] [--rounds 1] [--model DIR]
 //!
 //! `--dtype` makes that the device's float type (burn's `Device::configure`: every tensor,
 //! the weights and activations included, in half precision; off the CPU only).
@@ -17,8 +17,14 @@
 //! finished); `folded` is CPU-only and skipped there.
 //! Engines: `burn` = `Net::forward` on burn-flex (with the conv3x3 extension), `burn_ref` =
 //! `Net::forward_reference` (burn-flex's own conv2d), `folded` = `InferenceNet` (Winograd),
-//! `folded_im2col` = `InferenceNet` with Winograd off,
+//! `folded_im2col` = `InferenceNet` with Winograd off, `int8` = `InferenceNet` with the
+//! int8 tower (`InferenceNet::with_int8`, calibrated on 256 seeded random inputs of the
+//! benchmark's kind; the kernel this CPU runs is printed on stderr),
 //! `train` = `TrainStep`, `train_ref` = the same step with burn's own conv2d.
+//! `--rounds N` measures the CPU inference engines N times each, alternating engine by
+//! engine (so a load change hits both), and with `folded` and `int8` both on prints the
+//! median of the per-round ratios as `{"ratio": "int8/folded", ...}`.
+//! `--model DIR` benchmarks that model's config and weights instead of a random network.
 //! ```
 
 use std::time::Instant;
@@ -43,6 +49,8 @@ struct Args {
     engines: Vec<String>,
     device: DeviceSpec,
     dtype: &'static str,
+    rounds: usize,
+    model: Option<std::path::PathBuf>,
 }
 
 fn parse_args() -> Args {
@@ -59,6 +67,8 @@ fn parse_args() -> Args {
         engines: ["burn", "burn_ref", "folded", "train", "train_ref"].map(String::from).to_vec(),
         device: DeviceSpec::Cpu,
         dtype: "f32",
+        rounds: 1,
+        model: None,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -84,6 +94,8 @@ fn parse_args() -> Args {
             "--policy-planes" => a.policy_planes = val.parse().expect("policy planes"),
             "--height" => a.height = val.parse().expect("height"),
             "--width" => a.width = val.parse().expect("width"),
+            "--rounds" => a.rounds = val.parse::<usize>().expect("rounds").max(1),
+            "--model" => a.model = Some(val.clone().into()),
             "--engines" => a.engines = val.split(',').map(String::from).collect(),
             "--device" => a.device = val.parse().unwrap_or_else(|e| panic!("{e}")),
             "--dtype" => {
@@ -143,7 +155,7 @@ fn main() {
     eprintln!("netbench: threads={} device={} loadavg={}", a.threads, a.device, load.trim());
     let mut rng = rand::rngs::StdRng::seed_from_u64(0);
     let on_cpu = a.device == DeviceSpec::Cpu;
-    let has = |e: &str| a.engines.iter().any(|x| x == e) && (on_cpu || !e.starts_with("folded"));
+    let has = |e: &str| a.engines.iter().any(|x| x == e) && (on_cpu || !(e.starts_with("folded") || e == "int8"));
     let mut device = a.device.device().unwrap_or_else(|e| panic!("{e}"));
     let half = match a.dtype {
         "f16" => Some(burn::tensor::FloatDType::F16),
@@ -158,10 +170,28 @@ fn main() {
 
     for &(blocks, channels) in &a.sizes {
         let size = format!("{blocks}x{channels}");
-        let cfg = NetConfig::new(a.planes, a.height, a.width, a.policy_planes).with_tower(blocks, channels);
-        let net = Net::new(&cfg, &device).expect("config");
+        let (net, cfg, size) = match &a.model {
+            Some(dir) => {
+                let net = model::load_model(dir, &device).unwrap_or_else(|e| panic!("{e}"));
+                let cfg = net.config().clone();
+                let size = format!("{}x{}", cfg.blocks, cfg.channels);
+                (net, cfg, size)
+            }
+            None => {
+                let cfg = NetConfig::new(a.planes, a.height, a.width, a.policy_planes).with_tower(blocks, channels);
+                (Net::new(&cfg, &device).expect("config"), cfg, size)
+            }
+        };
         let folded = InferenceNet::from_net(&net);
         let folded_im2col = InferenceNet::from_net(&net).with_winograd(false);
+        let int8 = if has("int8") {
+            let calibration = random_input(&mut rand::rngs::StdRng::seed_from_u64(1), 256 * cfg.input_len());
+            let q = InferenceNet::from_net(&net).with_int8(&calibration).unwrap_or_else(|e| panic!("int8: {e}"));
+            eprintln!("netbench: int8 engine runs {} (kernel {})", q.precision(), q.int8_kernel().map_or("none: f32 fallback", |k| k.name()));
+            Some(q)
+        } else {
+            None
+        };
 
         for &batch in &a.batches {
             let input = random_input(&mut rng, batch * cfg.input_len());
@@ -184,17 +214,37 @@ fn main() {
                 });
                 report(&a, "burn_ref", &size, "infer", batch, (batch * iters) as f64 / el);
             }
-            for (engine, net) in [("folded", &folded), ("folded_im2col", &folded_im2col)] {
-                if !has(engine) {
-                    continue;
+            let mut engines = vec![("folded", &folded), ("folded_im2col", &folded_im2col)];
+            if let Some(q) = &int8 {
+                engines.push(("int8", q));
+            }
+            let mut ratios = Vec::new();
+            for _ in 0..a.rounds {
+                let mut this_round = Vec::new();
+                for &(engine, net) in &engines {
+                    if !has(engine) {
+                        continue;
+                    }
+                    let mut policy = vec![0.0; batch * cfg.policy_len()];
+                    let mut value = vec![0.0; batch * 3];
+                    let (iters, el) = timed(a.seconds, || {
+                        net.forward_into(&input, batch, &mut policy, &mut value);
+                        std::hint::black_box(&value);
+                    });
+                    let per_s = (batch * iters) as f64 / el;
+                    report(&a, engine, &size, "infer", batch, per_s);
+                    this_round.push((engine, per_s));
                 }
-                let mut policy = vec![0.0; batch * cfg.policy_len()];
-                let mut value = vec![0.0; batch * 3];
-                let (iters, el) = timed(a.seconds, || {
-                    net.forward_into(&input, batch, &mut policy, &mut value);
-                    std::hint::black_box(&value);
-                });
-                report(&a, engine, &size, "infer", batch, (batch * iters) as f64 / el);
+                let get = |e: &str| this_round.iter().find(|(x, _)| *x == e).map(|(_, v)| *v);
+                if let (Some(f), Some(q)) = (get("folded"), get("int8")) {
+                    ratios.push(q / f);
+                }
+            }
+            if !ratios.is_empty() {
+                ratios.sort_by(f64::total_cmp);
+                let median = ratios[ratios.len() / 2];
+                let all: Vec<String> = ratios.iter().map(|r| format!("{r:.3}")).collect();
+                println!("{{\"ratio\": \"int8/folded\", \"size\": \"{size}\", \"batch\": {batch}, \"median\": {median:.3}, \"rounds\": [{}]}}", all.join(", "));
             }
         }
 
