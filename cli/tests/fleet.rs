@@ -635,11 +635,7 @@ fn workers_that_never_idle(fleet: &Fleet) {
     // the model's files, reports); its listings are the polls while it waits for games.
     let count = |what: &str| -> u64 {
         let line = trainer_out.lines().find(|l| l.contains("store:")).unwrap_or_else(|| panic!("{trainer_out}"));
-        line.split(&format!(" {what}"))
-            .next()
-            .and_then(|r| r.rsplit([' ', '(']).next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("{line}"))
+        line.split(&format!(" {what}")).next().and_then(|r| r.rsplit([' ', '(']).next()).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{line}"))
     };
     let (gets, puts) = (count("gets"), count("puts"));
     let games = consumed.len() as u64;

@@ -8,7 +8,8 @@
 
 use crate::{check_dir_tag, LoadError, NetEvaluator};
 use encoding::InputPlanes;
-use model::{InferenceNet, Precision};
+use model::InferenceNet;
+pub use model::Precision;
 use rules::{Game, Position, Variant};
 use search::{EvalRequest, Evaluator};
 use std::collections::HashSet;

@@ -5,7 +5,7 @@
 //!
 //! | kind | ARG | keys |
 //! |---|---|---|
-//! | `checkpoint` | model directory (`…/models/gen-0004`); none: the variant's shipped model ([`shipped_model`]) | limit; `policy=gumbel\|puct`, `gumbel_m=N`, `c_puct=X`, `noise=X`, `mate=on\|off`, `qmix=λ`, `qscale=CP` |
+//! | `checkpoint` | model directory (`…/models/gen-0004`); none: the variant's shipped model ([`shipped_model`]) | limit; `policy=gumbel\|puct`, `gumbel_m=N`, `c_puct=X`, `noise=X`, `mate=on\|off`, `qmix=λ`, `qscale=CP`, `precision=f32\|int8` |
 //! | `uniform` | – | as checkpoint: the uniform-prior search |
 //! | `random` | – | – |
 //! | `greedy` | – | `noise=CP` (one-ply material); piece values |
@@ -112,6 +112,10 @@ pub struct PlayerSpec {
     pub qmix: f32,
     /// `qscale=CP`: the logistic scale mapping that score to a value.
     pub qscale_cp: f64,
+    /// `precision=int8`: the network's residual tower in 8-bit integers (calibrated at
+    /// load; f32 where the CPU has neither AVX-512 VNNI nor AVX2); `f32` (the default) is
+    /// the reference.
+    pub precision: neteval::quant::Precision,
 }
 
 /// The most transposition-table entries a spec may ask for (each is a few words: 2^28
@@ -184,7 +188,7 @@ fn fields(text: &str) -> Result<Vec<Field>, String> {
 /// between ordinary scores and mate scores, so noise never hides a mate.
 pub const MAX_BASELINE_NOISE_CP: f64 = 1000.0;
 
-const KNOWN_KEYS: [&str; 26] = [
+const KNOWN_KEYS: [&str; 27] = [
     "name",
     "nodes",
     "sims",
@@ -207,6 +211,7 @@ const KNOWN_KEYS: [&str; 26] = [
     "noise",
     "qmix",
     "qscale",
+    "precision",
     "option.*",
     "board.*",
     "hand.*",
@@ -313,6 +318,10 @@ impl PlayerSpec {
         if (qmix > 0.0 || get("qscale").is_some()) && !matches!(kind, Kind::Checkpoint(_)) {
             return Err(err(format!("qmix and qscale mix a network's value: {kind_name} has none")));
         }
+        let precision = get("precision").map(|v| v.parse::<neteval::quant::Precision>().map_err(&err)).transpose()?.unwrap_or_default();
+        if get("precision").is_some() && !matches!(kind, Kind::Checkpoint(_)) {
+            return Err(err(format!("precision sets a network's arithmetic: {kind_name} has none")));
+        }
         let mut values = Vec::new();
         for (k, v) in &pairs {
             if let Some((place, piece)) = ValuePlace::from_key(k) {
@@ -358,6 +367,7 @@ impl PlayerSpec {
             values,
             qmix,
             qscale_cp,
+            precision,
         })
     }
 
@@ -460,7 +470,7 @@ impl PlayerFactory {
         let evaluator: Option<Arc<dyn Evaluator<Game>>> = match &spec.kind {
             Kind::Checkpoint(dir) => {
                 let dir = model_dir(dir, variant).map_err(err)?;
-                let e = neteval::load(&dir, variant).map_err(|e| err(e.to_string()))?;
+                let e = neteval::quant::load_with_precision(&dir, variant, spec.precision).map_err(|e| err(e.to_string()))?;
                 let net: Arc<dyn Evaluator<Game>> = Arc::new(e.serial(threads > 1));
                 if spec.qmix > 0.0 {
                     Some(Arc::new(crate::qmix::QuiescenceMix::new(net, variant, spec.qmix, spec.qscale_cp)))
@@ -693,6 +703,8 @@ mod tests {
             ("alphabeta,tt=99999999999", "entries in 1..="),
             ("greedy,mate=on", "greedy has no search"),
             ("checkpoint,sims=8,qmix=2", "expected a share in 0..=1"),
+            ("checkpoint,sims=8,precision=fp16", "expected f32 or int8"),
+            ("uniform,sims=8,precision=int8", "uniform has none"),
             ("checkpoint,sims=8,qscale=0", "expected centipawns > 0"),
             ("uniform,sims=8,qmix=0.5", "uniform has none"),
             ("checkpoint:\"/a,b,sims=4", "never closed"),
