@@ -61,11 +61,13 @@ fn decide_model(store: &Store, local: &RunDir, g: u32, opts: &TrainerOptions, ma
 /// checkpoint that made it and its training report, so that training goes on from it.
 fn take_published(store: &Store, local: &RunDir, g: u32, manifest: &ModelManifest) -> Result<()> {
     if in_place(store, local) {
-        // `copper train` trains in place and publishes only its own models.
-        if local.model(g).join("model.json").exists() {
+        // `copper train` trains in place: the files are the store's own, so they must be
+        // the published model's (two in-place trainers on one directory are not fenced).
+        let here = local.model(g);
+        if here.join("model.json").exists() && model_manifest_of(store, g, &here, &manifest.trainer)?.0.hash == manifest.hash {
             return Ok(());
         }
-        bail!("{}: generation {g}'s model was published by `{}` in place of this run's own", store.url(), manifest.trainer);
+        bail!("{}: generation {g}'s files in place are not the model its manifest names (published by `{}`)", store.url(), manifest.trainer);
     }
     let dir = fetch_model(store, g, &local.0.join("cache"))?;
     let _ = std::fs::remove_dir_all(local.model(g));
