@@ -19,7 +19,7 @@ use crate::error::{io_err, BalanceError};
 use crate::gamestats;
 use crate::netview::NetView;
 use crate::phasevalues::PhaseValues;
-use crate::report::{CellReport, Comparison, StudyReport, ENDINGS};
+use crate::report::{CellReport, StudyReport, ENDINGS};
 use crate::stats::{BlackTally, CellStats, CONFIDENCE};
 use rules::Color;
 use std::collections::BTreeMap;
@@ -115,8 +115,8 @@ fn parse_cells(source: &str, text: &str) -> Result<Vec<PartCell>, BalanceError> 
 /// in the order first seen, with every start compared against `seed` at each tier and the
 /// extra `compare` pairs (`"A,B"`).
 pub fn pool(name: &str, parts: &[(PathBuf, String)], compare: &[String]) -> Result<StudyReport, BalanceError> {
-    if parts.len() < 2 {
-        return Err(BalanceError::Invalid(format!("pooling needs two or more cells.csv files, got {}", parts.len())));
+    if parts.is_empty() {
+        return Err(BalanceError::Invalid("pooling needs a cells.csv file, got none".into()));
     }
     let mut order: Vec<(String, String)> = Vec::new();
     let mut pooled: BTreeMap<(String, String), PartCell> = BTreeMap::new();
@@ -182,20 +182,9 @@ pub fn pool(name: &str, parts: &[(PathBuf, String)], compare: &[String]) -> Resu
             }
         })
         .collect();
-    let mut tiers: Vec<&str> = Vec::new();
-    for (t, _) in &order {
-        if !tiers.contains(&t.as_str()) {
-            tiers.push(t);
-        }
-    }
     let pairs = crate::config::comparison_pairs(order.iter().map(|(_, s)| s.as_str()), compare)?;
-    let mut comparisons = Vec::new();
-    for tier in &tiers {
-        for (a, b) in &pairs {
-            let (Some(ta), Some(tb)) = (pooled.get(&(tier.to_string(), a.clone())), pooled.get(&(tier.to_string(), b.clone()))) else { continue };
-            comparisons.push(Comparison::of(tier, a, b, &ta.tally, &tb.tally));
-        }
-    }
+    let tallies: BTreeMap<(String, String), BlackTally> = pooled.iter().map(|(k, c)| (k.clone(), c.tally)).collect();
+    let (comparisons, joint) = crate::report::comparisons_of(&order, &tallies, &pairs);
     Ok(StudyReport {
         name: name.to_string(),
         variant: String::new(),
@@ -209,6 +198,7 @@ pub fn pool(name: &str, parts: &[(PathBuf, String)], compare: &[String]) -> Resu
         starts: Vec::new(),
         cells,
         comparisons,
+        joint,
         generations: Vec::new(),
     })
 }
@@ -266,6 +256,7 @@ mod tests {
             starts: Vec::new(),
             cells,
             comparisons: Vec::new(),
+            joint: Vec::new(),
             generations: Vec::new(),
         };
         cells_csv(&rep)
@@ -322,14 +313,58 @@ mod tests {
     }
 
     #[test]
+    fn tiers_played_apart_are_compared_across_tiers_and_the_copper_moves_tested_for_additivity() {
+        use crate::report::{comparisons_csv, ComparisonKind};
+        // Tier a: seed 6/0/4 (0.6), both-in-hand 5/0/5, both-in-pocket 4/0/6, swapped 8/0/2.
+        let a = part(
+            0,
+            &[
+                ("a", "seed", 6, 0, 4, 90.0, &[("checkmate", 10)]),
+                ("a", "both-in-hand", 5, 0, 5, 90.0, &[("checkmate", 10)]),
+                ("a", "both-in-pocket", 4, 0, 6, 90.0, &[("checkmate", 10)]),
+                ("a", "swapped", 8, 0, 2, 90.0, &[("checkmate", 10)]),
+            ],
+        );
+        // Tier b, another study: seed 3/0/7 (0.3), swapped 5/0/5 (0.5).
+        let b = part(0, &[("b", "seed", 3, 0, 7, 90.0, &[("checkmate", 10)]), ("b", "swapped", 5, 0, 5, 90.0, &[("checkmate", 10)])]);
+        let rep = pool("tiers", &parts(&[a, b]), &[]).unwrap();
+        let find = |kind: ComparisonKind, start: &str| rep.comparisons.iter().find(|c| c.kind == kind && c.a == start).unwrap();
+        // Additivity at tier a: 0.8 − 0.5 − 0.4 + 0.6 = 0.5; variances p(1 − p)/10:
+        // 0.016 + 0.025 + 0.024 + 0.024 = 0.089.
+        let add = find(ComparisonKind::Additivity, "swapped");
+        assert_eq!(add.tier, "a");
+        assert!((add.test.diff - 0.5).abs() < 1e-12 && (add.test.se - 0.089f64.sqrt()).abs() < 1e-12, "{:?}", add.test);
+        assert!((add.score_a - 0.2).abs() < 1e-12 && (add.score_b - (-0.1 - 0.2)).abs() < 1e-12);
+        assert_eq!(rep.comparisons.iter().filter(|c| c.kind == ComparisonKind::Additivity).count(), 1, "tier b lacks two of the four cells");
+        // Tier against tier at seed: 0.6 − 0.3, se √(0.024 + 0.021).
+        let t = find(ComparisonKind::Tier, "seed");
+        assert_eq!((t.tier.as_str(), t.tier_b.as_str()), ("a", "b"));
+        assert!((t.test.diff - 0.3).abs() < 1e-12 && (t.test.se - 0.045f64.sqrt()).abs() < 1e-12);
+        // The start comparison at both tiers: (0.8 − 0.6) − (0.5 − 0.3) = 0, se √(0.016 + 0.024 + 0.025 + 0.021).
+        let ts = find(ComparisonKind::TierStart, "swapped");
+        assert!(ts.test.diff.abs() < 1e-12 && (ts.test.se - 0.086f64.sqrt()).abs() < 1e-12, "{:?}", ts.test);
+        // The joint test of tier a's four starts, and the comparisons against seed correlated.
+        let j = rep.joint.iter().find(|j| j.tier == "a").unwrap();
+        assert_eq!((j.test.df, j.control.as_str(), j.correlations.len()), (3, "seed", 3));
+        // ρ(both-in-hand, swapped) = 0.024/√((0.025 + 0.024)(0.016 + 0.024)).
+        let rho = j.correlations.iter().find(|r| r.0 == "both-in-hand" && r.1 == "swapped").unwrap().2;
+        assert!((rho - 0.024 / (0.049f64 * 0.040).sqrt()).abs() < 1e-12, "{rho}");
+        let csv = comparisons_csv(&rep);
+        assert!(csv.starts_with("kind,tier,tier_b,start_a,start_b,"), "{csv}");
+        assert!(csv.contains("\nadditivity,a,,swapped,seed,") && csv.contains("\ntier,a,b,seed,seed,") && csv.contains("\nall-starts,a,,,seed,40,"), "{csv}");
+    }
+
+    #[test]
     fn parts_that_do_not_pool_are_refused_with_the_file_and_line() {
         let a = part(0, &[("t", "seed", 1, 0, 1, 90.0, &[("checkmate", 2)])]);
         let shifted = part(8, &[("t", "seed", 1, 0, 1, 90.0, &[("checkmate", 2)])]);
         let err = pool("p", &parts(&[a.clone(), shifted]), &[]).unwrap_err().to_string();
         assert!(err.contains("part1/cells.csv") && err.contains("opening_plies 8") && err.contains("has 0"), "{err}");
 
-        let err = pool("p", &parts(std::slice::from_ref(&a)), &[]).unwrap_err().to_string();
-        assert!(err.contains("two or more"), "{err}");
+        let err = pool("p", &[], &[]).unwrap_err().to_string();
+        assert!(err.contains("got none"), "{err}");
+        // One file alone is its own study, its comparisons recomputed.
+        assert_eq!(pool("p", &parts(std::slice::from_ref(&a)), &[]).unwrap().cells.len(), 1);
 
         // A row whose counts do not add up (a hand-edited or cut file).
         let mut lines: Vec<String> = a.lines().map(str::to_string).collect();

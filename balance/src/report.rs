@@ -12,7 +12,7 @@ use crate::gamestats::{self, GameStats};
 use crate::netview::NetView;
 use crate::phasevalues::PhaseValues;
 use crate::registry::{Registry, CELL_STRIDE};
-use crate::stats::{two_sample_test, BlackTally, CellStats, Difference, CONFIDENCE};
+use crate::stats::{contrast_test, homogeneity_test, shared_control_correlation, two_sample_test, BlackTally, CellStats, Difference, Homogeneity, CONFIDENCE};
 use arena::runner::JobResult;
 use records::run_dir::StartValues;
 use rules::{Color, Outcome};
@@ -44,16 +44,59 @@ pub struct CellReport {
     pub game_stats: GameStats,
 }
 
-/// Two starts at one tier: Black's score at `a` minus at `b`.
+/// What a [`Comparison`] contrasts (the `kind` column of `comparisons.csv`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ComparisonKind {
+    /// Two starts at one tier: Black's score at `a` minus at `b`.
+    Start,
+    /// Two tiers at one start `a` (= `b`): `tier`'s score minus `tier_b`'s.
+    Tier,
+    /// One start comparison at two tiers: `a − b` at `tier` minus `a − b` at `tier_b`.
+    TierStart,
+    /// Whether the two moves of the Copper add up ([`ADDITIVITY`]).
+    Additivity,
+}
+
+impl ComparisonKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ComparisonKind::Start => "start",
+            ComparisonKind::Tier => "tier",
+            ComparisonKind::TierStart => "tier-start",
+            ComparisonKind::Additivity => "additivity",
+        }
+    }
+}
+
+/// The 2×2 of Pocket Shogi Copper's start family: from `seed` (Black's Copper in the
+/// pocket, White's in hand), `both-in-hand` moves Black's to the hand, `both-in-pocket`
+/// White's to the pocket, and `swapped` does both. The interaction
+/// `swapped − both-in-hand − both-in-pocket + seed` is zero when the two moves' effects add.
+pub const ADDITIVITY: [(&str, f64); 4] = [("swapped", 1.0), ("both-in-hand", -1.0), ("both-in-pocket", -1.0), ("seed", 1.0)];
+
+/// A contrast of cells' scores with its z-test (see [`ComparisonKind`] for what `a`, `b`
+/// and the scores are).
 #[derive(Clone, Debug, Serialize)]
 pub struct Comparison {
+    pub kind: ComparisonKind,
     pub tier: String,
+    /// The second tier of a cross-tier comparison; empty otherwise.
+    pub tier_b: String,
     pub a: String,
     pub b: String,
     pub games_a: u64,
     pub games_b: u64,
+    /// The two sides of the contrast, `diff = score_a − score_b`: the cells' scores
+    /// (start, tier), the tiers' start differences (tier-start), or the effect of both
+    /// moves and the sum of the single moves' effects (additivity).
     pub score_a: f64,
     pub score_b: f64,
+    /// The contrast in cells, e.g. `ab-d4:swapped − ab-d4:seed`.
+    pub contrast: String,
+    /// Of a start compared with the study's control: its mean correlation with the other
+    /// starts' comparisons against the same control (they share that cell); NaN otherwise.
+    pub control_corr: f64,
     #[serde(flatten)]
     pub test: Difference,
 }
@@ -62,16 +105,165 @@ impl Comparison {
     /// Start `a` against start `b` at `tier`, from their tallies.
     pub fn of(tier: &str, a: &str, b: &str, ta: &BlackTally, tb: &BlackTally) -> Comparison {
         Comparison {
+            kind: ComparisonKind::Start,
             tier: tier.to_string(),
+            tier_b: String::new(),
             a: a.to_string(),
             b: b.to_string(),
             games_a: ta.games(),
             games_b: tb.games(),
             score_a: ta.score(),
             score_b: tb.score(),
+            contrast: format!("{tier}:{a} − {tier}:{b}"),
+            control_corr: f64::NAN,
             test: two_sample_test(ta, tb, CONFIDENCE),
         }
     }
+}
+
+/// Every start of a tier at once: Cochran's Q that they share one score.
+#[derive(Clone, Debug, Serialize)]
+pub struct JointTest {
+    pub tier: String,
+    pub starts: Vec<String>,
+    #[serde(flatten)]
+    pub test: Homogeneity,
+    /// The start every other is compared with (`seed`, else the first).
+    pub control: String,
+    /// The correlation of each two comparisons against `control`: `(a, b, ρ)`.
+    pub correlations: Vec<(String, String, f64)>,
+}
+
+/// The comparisons and joint tests of a report's cells: each pair in `pairs` at every
+/// tier, each two tiers at every start and every pair, the additivity of the Copper's two
+/// moves, and each tier's joint test.
+pub fn comparisons_of(
+    cells: &[(String, String)],
+    tallies: &BTreeMap<(String, String), BlackTally>,
+    pairs: &[(String, String)],
+) -> (Vec<Comparison>, Vec<JointTest>) {
+    let mut tiers: Vec<&str> = Vec::new();
+    let mut starts: Vec<&str> = Vec::new();
+    for (t, s) in cells {
+        if !tiers.contains(&t.as_str()) {
+            tiers.push(t);
+        }
+        if !starts.contains(&s.as_str()) {
+            starts.push(s);
+        }
+    }
+    let cell = |t: &str, s: &str| tallies.get(&(t.to_string(), s.to_string()));
+    let control = if starts.contains(&"seed") { "seed" } else { starts.first().copied().unwrap_or("") };
+    let mut out = Vec::new();
+    let mut joint = Vec::new();
+    for &tier in &tiers {
+        let first = out.len();
+        for (a, b) in pairs {
+            let (Some(ta), Some(tb)) = (cell(tier, a), cell(tier, b)) else { continue };
+            out.push(Comparison::of(tier, a, b, ta, tb));
+        }
+        let present: Vec<&str> = starts.iter().copied().filter(|s| cell(tier, s).is_some()).collect();
+        let mut correlations = Vec::new();
+        if let Some(tc) = cell(tier, control) {
+            let others: Vec<&str> = present.iter().copied().filter(|s| *s != control).collect();
+            for (i, a) in others.iter().enumerate() {
+                for b in &others[i + 1..] {
+                    let rho = shared_control_correlation(cell(tier, a).unwrap(), cell(tier, b).unwrap(), tc);
+                    correlations.push((a.to_string(), b.to_string(), rho));
+                }
+            }
+            for c in &mut out[first..] {
+                if c.b == control {
+                    let rhos: Vec<f64> = correlations.iter().filter(|(x, y, _)| *x == c.a || *y == c.a).map(|r| r.2).collect();
+                    if !rhos.is_empty() {
+                        c.control_corr = rhos.iter().sum::<f64>() / rhos.len() as f64;
+                    }
+                }
+            }
+        }
+        if present.len() >= 2 {
+            let t: Vec<&BlackTally> = present.iter().map(|s| cell(tier, s).unwrap()).collect();
+            joint.push(JointTest {
+                tier: tier.to_string(),
+                starts: present.iter().map(|s| s.to_string()).collect(),
+                test: homogeneity_test(&t),
+                control: control.to_string(),
+                correlations,
+            });
+        }
+        let four: Option<Vec<(f64, &BlackTally)>> = ADDITIVITY.iter().map(|(s, c)| cell(tier, s).map(|t| (*c, t))).collect();
+        if let Some(terms) = four {
+            let [sw, bh, bp, seed] = [0, 1, 2, 3].map(|i| terms[i].1.score());
+            out.push(Comparison {
+                kind: ComparisonKind::Additivity,
+                tier: tier.to_string(),
+                tier_b: String::new(),
+                a: ADDITIVITY[0].0.to_string(),
+                b: ADDITIVITY[3].0.to_string(),
+                games_a: terms[0].1.games(),
+                games_b: terms[3].1.games(),
+                score_a: sw - seed,
+                score_b: (bh - seed) + (bp - seed),
+                contrast: ADDITIVITY
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (s, c))| {
+                        format!(
+                            "{}{tier}:{s}",
+                            if i == 0 {
+                                ""
+                            } else if *c > 0.0 {
+                                " + "
+                            } else {
+                                " − "
+                            }
+                        )
+                    })
+                    .collect(),
+                control_corr: f64::NAN,
+                test: contrast_test(&terms, CONFIDENCE),
+            });
+        }
+    }
+    for (i, &ta) in tiers.iter().enumerate() {
+        for &tb in &tiers[i + 1..] {
+            for &s in &starts {
+                let (Some(x), Some(y)) = (cell(ta, s), cell(tb, s)) else { continue };
+                out.push(Comparison {
+                    kind: ComparisonKind::Tier,
+                    tier: ta.to_string(),
+                    tier_b: tb.to_string(),
+                    a: s.to_string(),
+                    b: s.to_string(),
+                    games_a: x.games(),
+                    games_b: y.games(),
+                    score_a: x.score(),
+                    score_b: y.score(),
+                    contrast: format!("{ta}:{s} − {tb}:{s}"),
+                    control_corr: f64::NAN,
+                    test: two_sample_test(x, y, CONFIDENCE),
+                });
+            }
+            for (a, b) in pairs {
+                let (Some(xa), Some(xb), Some(ya), Some(yb)) = (cell(ta, a), cell(ta, b), cell(tb, a), cell(tb, b)) else { continue };
+                out.push(Comparison {
+                    kind: ComparisonKind::TierStart,
+                    tier: ta.to_string(),
+                    tier_b: tb.to_string(),
+                    a: a.clone(),
+                    b: b.clone(),
+                    games_a: xa.games() + xb.games(),
+                    games_b: ya.games() + yb.games(),
+                    score_a: xa.score() - xb.score(),
+                    score_b: ya.score() - yb.score(),
+                    contrast: format!("({ta}:{a} − {ta}:{b}) − ({tb}:{a} − {tb}:{b})"),
+                    control_corr: f64::NAN,
+                    test: contrast_test(&[(1.0, xa), (-1.0, xb), (-1.0, ya), (1.0, yb)], CONFIDENCE),
+                });
+            }
+        }
+    }
+    (out, joint)
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -104,6 +296,8 @@ pub struct StudyReport {
     pub starts: Vec<StartInfo>,
     pub cells: Vec<CellReport>,
     pub comparisons: Vec<Comparison>,
+    /// Each tier's joint test of its starts, with the comparisons' correlations.
+    pub joint: Vec<JointTest>,
     /// The network's value of each start by generation (with a run directory).
     pub generations: Vec<StartValues>,
 }
@@ -173,22 +367,7 @@ pub fn build(input: ReportInput, results: &[JobResult]) -> StudyReport {
             game_stats: gamestats::of_games(games.iter().copied(), mover, input.phase_values),
         });
     }
-    let tier_names: Vec<String> = {
-        let mut v: Vec<String> = Vec::new();
-        for (t, _) in &input.cells {
-            if !v.contains(t) {
-                v.push(t.clone());
-            }
-        }
-        v
-    };
-    let mut comparisons = Vec::new();
-    for tier in &tier_names {
-        for (a, b) in &input.comparisons {
-            let (Some(ta), Some(tb)) = (tallies.get(&(tier.clone(), a.clone())), tallies.get(&(tier.clone(), b.clone()))) else { continue };
-            comparisons.push(Comparison::of(tier, a, b, ta, tb));
-        }
-    }
+    let (comparisons, joint) = comparisons_of(&input.cells, &tallies, &input.comparisons);
     StudyReport {
         name: input.name.to_string(),
         variant: reg.variant.clone(),
@@ -202,6 +381,7 @@ pub fn build(input: ReportInput, results: &[JobResult]) -> StudyReport {
         starts: input.starts,
         cells,
         comparisons,
+        joint,
         generations: input.generations,
     }
 }
@@ -281,13 +461,18 @@ pub fn cells_csv(rep: &StudyReport) -> String {
     s
 }
 
+/// `comparisons.csv`: every comparison, then each tier's joint test (kind `all-starts`:
+/// `chi2`, `df` and `p_value` of Cochran's Q, the starts in `contrast`).
 pub fn comparisons_csv(rep: &StudyReport) -> String {
-    let mut s = String::from("tier,start_a,start_b,games_a,games_b,score_a,score_b,diff,diff_lo,diff_hi,se,z,p_value\n");
+    let mut s =
+        String::from("kind,tier,tier_b,start_a,start_b,games_a,games_b,score_a,score_b,diff,diff_lo,diff_hi,se,z,p_value,control_corr,chi2,df,contrast\n");
     for c in &rep.comparisons {
         let t = &c.test;
         s += &format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},,,{}\n",
+            c.kind.name(),
             csv(&c.tier),
+            csv(&c.tier_b),
             csv(&c.a),
             csv(&c.b),
             c.games_a,
@@ -299,7 +484,21 @@ pub fn comparisons_csv(rep: &StudyReport) -> String {
             num(t.hi, 4),
             num(t.se, 4),
             num(t.z, 3),
-            p_text(t.p_value)
+            p_text(t.p_value),
+            num(c.control_corr, 3),
+            csv(&c.contrast)
+        );
+    }
+    for j in &rep.joint {
+        let games: u64 = rep.cells.iter().filter(|c| c.tier == j.tier && j.starts.contains(&c.start)).map(|c| c.stats.games).sum();
+        s += &format!(
+            "all-starts,{},,,{},{games},,,,,,,,,{},,{},{},{}\n",
+            csv(&j.tier),
+            csv(&j.control),
+            p_text(j.test.p_value),
+            num(j.test.chi2, 3),
+            j.test.df,
+            csv(&j.starts.join(" = "))
         );
     }
     s
@@ -364,20 +563,47 @@ pub fn table(rep: &StudyReport) -> String {
             net
         );
     }
-    if !rep.comparisons.is_empty() {
-        s += "\ndifferences of Black's score between starts (two-sample z-test):\n";
-        for c in &rep.comparisons {
+    let heading = |kind: ComparisonKind| match kind {
+        ComparisonKind::Start => "differences of Black's score between starts (two-sample z-test):",
+        ComparisonKind::Additivity => "do the Copper's two moves add up? (swapped − both-in-hand − both-in-pocket + seed, z-test):",
+        ComparisonKind::Tier => "differences between tiers at each start (two-sample z-test):",
+        ComparisonKind::TierStart => "differences between tiers in each start comparison (z-test of the difference of differences):",
+    };
+    for kind in [ComparisonKind::Start, ComparisonKind::Additivity, ComparisonKind::Tier, ComparisonKind::TierStart] {
+        let rows: Vec<&Comparison> = rep.comparisons.iter().filter(|c| c.kind == kind).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        s += &format!("\n{}\n", heading(kind));
+        for c in rows {
             let t = &c.test;
             s += &format!(
-                "{:<tw$} {} − {}: {:+.3} [{:+.3}, {:+.3}]  z {:+.2}  p {}\n",
-                c.tier,
-                c.a,
-                c.b,
+                "{}: {:+.3} [{:+.3}, {:+.3}]  z {:+.2}  p {}\n",
+                c.contrast,
                 t.diff,
                 t.lo,
                 t.hi,
                 t.z,
                 if t.p_value.is_nan() { "-".into() } else { p_text(t.p_value) }
+            );
+        }
+    }
+    if !rep.joint.is_empty() {
+        s += "\nevery start of a tier at once (Cochran's Q; comparisons against the control correlate by ρ):\n";
+        for j in &rep.joint {
+            let rho: Vec<f64> = j.correlations.iter().map(|r| r.2).filter(|r| r.is_finite()).collect();
+            let rho = if rho.is_empty() {
+                String::new()
+            } else {
+                format!("  ρ {:.2}–{:.2}", rho.iter().cloned().fold(f64::INFINITY, f64::min), rho.iter().cloned().fold(f64::NEG_INFINITY, f64::max))
+            };
+            s += &format!(
+                "{:<tw$} {} starts: χ² {:.2}, {} df, p {}{rho}\n",
+                j.tier,
+                j.starts.len(),
+                j.test.chi2,
+                j.test.df,
+                if j.test.p_value.is_nan() { "-".into() } else { p_text(j.test.p_value) }
             );
         }
     }

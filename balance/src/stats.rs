@@ -46,6 +46,24 @@
 //!   the difference's interval `ŝ₁ − ŝ₂ ± z_{α/2}·√(σ₁²/n₁ + σ₂²/n₂)` (Welch's unpooled
 //!   standard error with the normal approximation; fine for the hundreds of games per cell a
 //!   study plays, optimistic for a handful).
+//! - **Contrasts of several cells** (cross-tier, difference of differences, additivity):
+//!   a linear combination `L = Σ cᵢ·ŝᵢ` of independent cells' scores has variance
+//!   `Σ cᵢ²·σᵢ²/nᵢ`; [`contrast_test`] gives its z-test and interval as above (the
+//!   two-sample test is the contrast `ŝ₁ − ŝ₂`). The **additivity** of two changes to the
+//!   start is the interaction `ŝ(both) − ŝ(first) − ŝ(second) + ŝ(neither)`, zero when the
+//!   changes' effects add.
+//! - **Comparisons sharing a control**: `ŝ_a − ŝ_c` and `ŝ_b − ŝ_c` share the cell `c`, so
+//!   they are correlated, `ρ = v_c/√((v_a + v_c)(v_b + v_c))` with `v = σ²/n`
+//!   ([`shared_control_correlation`]; ½ for equal cells): separate p-values against one
+//!   control overstate the evidence of a pattern. The joint test that every cell of a tier
+//!   has the same score is **Cochran's Q** (W. G. Cochran, "The combination of estimates
+//!   from different experiments", Biometrics 10 (1954) 101–129), the Wald test of the
+//!   `k − 1` correlated contrasts at once: `Q = Σ wᵢ(ŝᵢ − ŝ_w)²`, `wᵢ = nᵢ/σᵢ²`,
+//!   `ŝ_w = Σ wᵢŝᵢ/Σ wᵢ`, against χ² with `k − 1` degrees of freedom
+//!   ([`homogeneity_test`]); the χ² tail in closed form ([`chi_square_sf`]):
+//!   `Q(x; 2m) = e^{−x/2} Σ_{j<m} (x/2)^j/j!` and
+//!   `Q(x; 2m + 1) = erfc(√(x/2)) + e^{−x/2} Σ_{j<m} (x/2)^{j+½}/Γ(j + 3/2)`
+//!   (M. Abramowitz and I. A. Stegun, *Handbook of Mathematical Functions*, 26.4.4–26.4.5).
 //! - **Games per cell for a precision** (planning, by the normal approximation that the
 //!   profile interval approaches at these sizes): the interval's half-width `h` needs
 //!   `n = z²·p(1 − p)/h²` games ([`games_for_half_width`]; `p(1 − p)` is the no-draw
@@ -226,13 +244,19 @@ pub struct Difference {
 /// scores (p = 1) and ±∞ otherwise (p = 0): the normal approximation has nothing to say
 /// there, so read such a cell's counts rather than its p-value.
 pub fn two_sample_test(a: &BlackTally, b: &BlackTally, confidence: f64) -> Difference {
-    let (na, nb) = (a.games(), b.games());
-    if na == 0 || nb == 0 {
+    contrast_test(&[(1.0, a), (-1.0, b)], confidence)
+}
+
+/// The z-test of the contrast `Σ cᵢ·ŝᵢ` of independent cells (module documentation),
+/// `terms` = `(cᵢ, tallyᵢ)`; NaN when a cell has no game, zero variance as in
+/// [`two_sample_test`].
+pub fn contrast_test(terms: &[(f64, &BlackTally)], confidence: f64) -> Difference {
+    if terms.is_empty() || terms.iter().any(|(_, t)| t.games() == 0) {
         let nan = f64::NAN;
         return Difference { diff: nan, se: nan, lo: nan, hi: nan, z: nan, p_value: nan };
     }
-    let diff = a.score() - b.score();
-    let se = (a.variance_per_game() / na as f64 + b.variance_per_game() / nb as f64).sqrt();
+    let diff: f64 = terms.iter().map(|(c, t)| c * t.score()).sum();
+    let se = terms.iter().map(|(c, t)| c * c * t.variance_per_game() / t.games() as f64).sum::<f64>().sqrt();
     let z = if se > 0.0 {
         diff / se
     } else if diff == 0.0 {
@@ -244,6 +268,60 @@ pub fn two_sample_test(a: &BlackTally, b: &BlackTally, confidence: f64) -> Diffe
     let p_value = erfc(z.abs() / std::f64::consts::SQRT_2);
     let zc = z_for_confidence(confidence);
     Difference { diff, se, lo: diff - zc * se, hi: diff + zc * se, z, p_value }
+}
+
+/// The correlation of the comparisons `a − control` and `b − control` of independent
+/// cells (module documentation); NaN when a cell has no game or both comparisons have no
+/// variance.
+pub fn shared_control_correlation(a: &BlackTally, b: &BlackTally, control: &BlackTally) -> f64 {
+    if [a, b, control].iter().any(|t| t.games() == 0) {
+        return f64::NAN;
+    }
+    let v = |t: &BlackTally| t.variance_per_game() / t.games() as f64;
+    let (va, vb, vc) = (v(a), v(b), v(control));
+    vc / ((va + vc) * (vb + vc)).sqrt()
+}
+
+/// Cochran's Q test that cells have one score (module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Homogeneity {
+    pub chi2: f64,
+    /// Degrees of freedom: cells − 1.
+    pub df: u32,
+    pub p_value: f64,
+}
+
+/// Cochran's Q over `cells`; NaN with fewer than two cells, an empty cell or a cell
+/// without variance (its weight would be infinite).
+pub fn homogeneity_test(cells: &[&BlackTally]) -> Homogeneity {
+    let df = cells.len().saturating_sub(1) as u32;
+    let weights: Vec<f64> = cells.iter().map(|t| t.games() as f64 / t.variance_per_game()).collect();
+    if cells.len() < 2 || weights.iter().any(|w| !w.is_finite() || *w <= 0.0) {
+        return Homogeneity { chi2: f64::NAN, df, p_value: f64::NAN };
+    }
+    let total: f64 = weights.iter().sum();
+    let mean = cells.iter().zip(&weights).map(|(t, w)| w * t.score()).sum::<f64>() / total;
+    let chi2: f64 = cells.iter().zip(&weights).map(|(t, w)| w * (t.score() - mean).powi(2)).sum();
+    Homogeneity { chi2, df, p_value: chi_square_sf(chi2, df) }
+}
+
+/// `P(χ²_df > x)` in closed form (module documentation); 1 for `x ≤ 0`, NaN for `df = 0`.
+pub fn chi_square_sf(x: f64, df: u32) -> f64 {
+    if df == 0 || x.is_nan() {
+        return f64::NAN;
+    }
+    if x <= 0.0 {
+        return 1.0;
+    }
+    let h = x / 2.0;
+    // The series' first term: (x/2)^0/0! for even df, (x/2)^½/Γ(3/2) (Γ(3/2) = √π/2) for odd.
+    let (head, mut term, offset) = if df.is_multiple_of(2) { (0.0, 1.0, 0.0) } else { (erfc(h.sqrt()), h.sqrt() * 2.0 / std::f64::consts::PI.sqrt(), 0.5) };
+    let mut series = 0.0;
+    for j in 0..df / 2 {
+        series += term;
+        term *= h / (j as f64 + 1.0 + offset);
+    }
+    (head + series * (-h).exp()).clamp(0.0, 1.0)
 }
 
 /// Games needed for a score interval of half-width `h` around `p` at `confidence`:

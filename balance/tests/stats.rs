@@ -1,7 +1,12 @@
 //! The study's arithmetic against values computed by hand (and checked independently with
 //! Python's `statistics.NormalDist` and `math.erfc`).
 
-use balance::stats::{games_for_half_width, games_to_detect, precision_table_markdown, two_sample_test, wilson_interval, BlackTally, CellStats, CONFIDENCE};
+use balance::stats::{
+    chi_square_sf, contrast_test, games_for_half_width, games_to_detect, homogeneity_test, precision_table_markdown, shared_control_correlation,
+    two_sample_test, wilson_interval, BlackTally, CellStats, CONFIDENCE,
+};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 fn close(a: f64, b: f64, tol: f64) -> bool {
     (a - b).abs() <= tol
@@ -147,4 +152,113 @@ fn the_document_carries_the_computed_tables() {
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/BALANCE.md")).unwrap();
     let table = precision_table_markdown();
     assert!(doc.contains(&table), "docs/BALANCE.md is out of step with stats::precision_table_markdown():\n{table}");
+}
+
+#[test]
+fn chi_square_tail_matches_the_tables() {
+    // Upper 5% and 1% points of χ² (NIST/SEMATECH e-Handbook of Statistical Methods, 1.3.6.7.4).
+    for (x, df, p) in [
+        (3.841, 1, 0.05),
+        (5.991, 2, 0.05),
+        (7.815, 3, 0.05),
+        (9.488, 4, 0.05),
+        (11.070, 5, 0.05),
+        (6.635, 1, 0.01),
+        (13.277, 4, 0.01),
+        (15.086, 5, 0.01),
+        (23.209, 10, 0.01),
+    ] {
+        assert!(close(chi_square_sf(x, df), p, 2e-4 * p / 0.01), "df {df} x {x}: {}", chi_square_sf(x, df));
+    }
+    // Two degrees of freedom: exactly e^{−x/2}; one: erfc(√(x/2)), 2·(1 − Φ(√x)).
+    assert!(close(chi_square_sf(3.0, 2), (-1.5f64).exp(), 1e-15));
+    assert!(close(chi_square_sf(Z95 * Z95, 1), 0.05, 1e-12));
+    assert_eq!(chi_square_sf(0.0, 3), 1.0);
+    assert_eq!(chi_square_sf(1e6, 5), 0.0);
+    assert!(chi_square_sf(1.0, 0).is_nan());
+}
+
+/// The depth-4 study's four cells of the 2×2 of the Copper's places (docs/results/
+/// balance-d4-2400-cells.csv), computed independently in Python with the same formulas.
+#[test]
+fn additivity_and_shared_control_by_hand() {
+    let seed = BlackTally::new(1109, 11, 1281);
+    let both_in_hand = BlackTally::new(1177, 17, 1206);
+    let both_in_pocket = BlackTally::new(1156, 8, 1236);
+    let swapped = BlackTally::new(1311, 15, 1074);
+    let d = contrast_test(&[(1.0, &swapped), (-1.0, &both_in_hand), (-1.0, &both_in_pocket), (1.0, &seed)], CONFIDENCE);
+    assert!(close(d.diff, 0.0362649, 1e-7), "{}", d.diff);
+    assert!(close(d.se, 0.0203157, 1e-7), "{}", d.se);
+    assert!(close(d.z, 1.785066, 1e-6), "{}", d.z);
+    assert!(close(d.p_value, 0.0742506, 1e-7), "{}", d.p_value);
+    assert!(close(d.lo, -0.0035532, 1e-7) && close(d.hi, 0.0760830, 1e-7), "{} {}", d.lo, d.hi);
+    // The two-sample test is the contrast (+1, −1).
+    assert_eq!(two_sample_test(&swapped, &seed, CONFIDENCE), contrast_test(&[(1.0, &swapped), (-1.0, &seed)], CONFIDENCE));
+    assert!(close(shared_control_correlation(&swapped, &both_in_hand, &seed), 0.5003778, 1e-7));
+    // With no-copper (1175, 7, 1218), Cochran's Q over the five starts.
+    let no_copper = BlackTally::new(1175, 7, 1218);
+    let h = homogeneity_test(&[&seed, &no_copper, &both_in_hand, &both_in_pocket, &swapped]);
+    assert_eq!(h.df, 4);
+    assert!(close(h.chi2, 39.42643, 1e-5), "{}", h.chi2);
+    assert!(close(h.p_value, 5.687312e-8, 1e-13), "{}", h.p_value);
+    assert!(homogeneity_test(&[&seed]).chi2.is_nan());
+    assert!(homogeneity_test(&[&seed, &BlackTally::new(0, 5, 0)]).p_value.is_nan());
+    assert!(contrast_test(&[(1.0, &seed), (-1.0, &BlackTally::default())], CONFIDENCE).z.is_nan());
+}
+
+/// One simulated cell of `n` games: Black wins with `w`, draws with `d`.
+fn simulate(rng: &mut ChaCha8Rng, n: u64, w: f64, d: f64) -> BlackTally {
+    let mut t = BlackTally::default();
+    for _ in 0..n {
+        let u: f64 = rng.random();
+        t.add_score(if u < w {
+            1.0
+        } else if u < w + d {
+            0.5
+        } else {
+            0.0
+        })
+        .unwrap();
+    }
+    t
+}
+
+/// Against simulated studies where the null holds: the joint test and the additivity
+/// contrast reject about 5% of the time, and the comparisons against one control
+/// correlate as the formula says.
+#[test]
+fn joint_tests_hold_their_level_in_simulation() {
+    let mut rng = ChaCha8Rng::seed_from_u64(20261128);
+    let studies = 3000;
+    let (mut q_rejects, mut additivity_rejects) = (0, 0);
+    let (mut sx, mut sy, mut sxx, mut syy, mut sxy, mut rho) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    for _ in 0..studies {
+        // Five starts with one true score (0.47 wins, 0.02 draws).
+        let cells: Vec<BlackTally> = (0..5).map(|_| simulate(&mut rng, 400, 0.47, 0.02)).collect();
+        let refs: Vec<&BlackTally> = cells.iter().collect();
+        if homogeneity_test(&refs).p_value < 0.05 {
+            q_rejects += 1;
+        }
+        // Additive effects: 0.44 + 0.03 (first change) + 0.05 (second) → 0.52 for both.
+        let [n0, a, b, ab] = [0.44, 0.47, 0.49, 0.52].map(|w| simulate(&mut rng, 400, w, 0.02));
+        if contrast_test(&[(1.0, &ab), (-1.0, &a), (-1.0, &b), (1.0, &n0)], CONFIDENCE).p_value < 0.05 {
+            additivity_rejects += 1;
+        }
+        let (x, y) = (cells[1].score() - cells[0].score(), cells[2].score() - cells[0].score());
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        syy += y * y;
+        sxy += x * y;
+        rho += shared_control_correlation(&cells[1], &cells[2], &cells[0]);
+    }
+    let n = studies as f64;
+    // 5% of 3,000: 150 ± 12 (one standard deviation); allow three.
+    for (what, k) in [("Cochran's Q", q_rejects), ("additivity", additivity_rejects)] {
+        assert!((114..=186).contains(&k), "{what} rejected {k} of {studies} true nulls at 5%");
+    }
+    let empirical = (sxy / n - sx / n * sy / n) / ((sxx / n - (sx / n).powi(2)) * (syy / n - (sy / n).powi(2))).sqrt();
+    // The sample correlation of 3,000 pairs at ρ = ½ has a standard error of (1 − ρ²)/√n ≈ 0.014.
+    assert!(close(empirical, rho / n, 0.05), "empirical {empirical} against the formula's {}", rho / n);
+    assert!(close(rho / n, 0.5, 0.01), "{}", rho / n);
 }

@@ -61,9 +61,20 @@ fn a_tiny_study_writes_every_file_and_its_counts_add_up() {
         assert!(c.mean_plies > 0.0 && c.mean_plies <= 60.0);
         assert!(c.net.is_none());
     }
-    // Every start against seed, at both tiers.
-    assert_eq!(rep.comparisons.len(), 2);
-    assert!(rep.comparisons.iter().all(|c| c.a == "no-copper" && c.b == "seed" && c.games_a == 4 && c.games_b == 4));
+    // Every start against seed at both tiers, the two tiers at each start and in that comparison.
+    let kinds: Vec<(&str, &str, &str)> = rep.comparisons.iter().map(|c| (c.kind.name(), c.a.as_str(), c.b.as_str())).collect();
+    assert_eq!(
+        kinds,
+        [
+            ("start", "no-copper", "seed"),
+            ("start", "no-copper", "seed"),
+            ("tier", "seed", "seed"),
+            ("tier", "no-copper", "no-copper"),
+            ("tier-start", "no-copper", "seed")
+        ]
+    );
+    assert!(rep.comparisons.iter().filter(|c| c.kind.name() != "tier-start").all(|c| c.games_a == 4 && c.games_b == 4));
+    assert_eq!(rep.joint.len(), 2, "each tier's starts tested at once");
     // Cells get indices in (tier name, start name) order: alphabeta-depth=1 before random.
     let index = |tier: &str, start: &str| rep.cells.iter().find(|c| c.tier == tier && c.start == start).unwrap().index;
     assert_eq!(
@@ -78,7 +89,7 @@ fn a_tiny_study_writes_every_file_and_its_counts_add_up() {
     let cells = std::fs::read_to_string(dir.join("cells.csv")).unwrap();
     assert_eq!(cells.lines().count(), 5);
     assert!(cells.starts_with("tier,start,opening_plies,games,black_wins,draws,white_wins,black_score,score_lo,score_hi,elo"));
-    assert_eq!(std::fs::read_to_string(dir.join("comparisons.csv")).unwrap().lines().count(), 3);
+    assert_eq!(std::fs::read_to_string(dir.join("comparisons.csv")).unwrap().lines().count(), 8);
     let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["cells"].as_array().unwrap().len(), 4);
     assert_eq!(summary["tiers"][1]["noise"].as_f64(), Some(20.0), "alpha-beta takes the default 20 cp");

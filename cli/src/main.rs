@@ -44,7 +44,10 @@ const COMMAND_GROUPS: &[(&str, &[(&str, &str)])] = &[
     ),
     (
         "Balance of Pocket Shogi Copper",
-        &[("balance", "Black's score at each start of the start family, per strength tier"), ("balance-pool", "pool studies played apart into one table")],
+        &[
+            ("balance", "Black's score at each start of the start family, per strength tier"),
+            ("balance-pool", "pool studies played apart into one table, tiers compared"),
+        ],
     ),
     ("Many machines", &[("trainer", "the trainer of a run in a store (S3 or a directory)"), ("worker", "a self-play and tournament worker of a store")]),
     (
@@ -338,13 +341,15 @@ enum Command {
     /// Pool balance studies played apart (each with its own --seed: another machine, or
     /// games added after a study's results were lost) from their cells.csv: the summed
     /// counts with recomputed intervals and comparisons, written as cells.csv,
-    /// comparisons.csv and plots/black-score.svg. Game statistics are not pooled.
+    /// comparisons.csv and plots/black-score.svg. Game statistics are not pooled. Studies
+    /// of different tiers pool into one report that compares the tiers; one cells.csv alone
+    /// recomputes its study's comparisons.
     #[command(
-        after_help = "Example:\n  copper balance-pool docs/results/balance-d4-part1-cells.csv docs/results/balance-d4-part2-cells.csv --out data/balance/pooled"
+        after_help = "Examples:\n  copper balance-pool docs/results/balance-d4-part1-cells.csv docs/results/balance-d4-part2-cells.csv --out data/balance/pooled\n  copper balance-pool docs/results/balance-d4-2400-cells.csv docs/results/balance-net600-cells.csv --name tiers --out data/balance/tiers"
     )]
     BalancePool {
-        /// A study's cells.csv (two or more).
-        #[arg(required = true, num_args = 2..)]
+        /// A study's cells.csv (one recomputes its comparisons; two or more pool).
+        #[arg(required = true, num_args = 1..)]
         cells: Vec<std::path::PathBuf>,
         /// Also compare starts A and B at every tier (repeatable); every start is compared with seed anyway.
         #[arg(long)]

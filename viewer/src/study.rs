@@ -244,8 +244,8 @@ pub fn page(dir: &Path) -> Result<PageData, ViewError> {
             .iter()
             .map(|c| {
                 vec![
-                    Cell::text(c.tier.clone()),
-                    Cell::text(format!("{} − {}", c.a, c.b)),
+                    Cell::text(c.kind.name()),
+                    Cell::text(c.contrast.clone()),
                     Cell::text(format!("{} / {}", c.games_a, c.games_b)),
                     Cell::text(format!("{} [{}, {}]", num(c.test.diff, 3), num(c.test.lo, 3), num(c.test.hi, 3))),
                     Cell::text(num(c.test.p_value, 4)),
@@ -253,9 +253,33 @@ pub fn page(dir: &Path) -> Result<PageData, ViewError> {
             })
             .collect();
         sections.push(Section::Table {
-            title: "Starts against the first start".into(),
-            note: "Difference of Black's scores, two-sample z-test.".into(),
-            columns: ["tier", "starts", "games", "difference [95%]", "p"].map(String::from).to_vec(),
+            title: "Comparisons".into(),
+            note: "Start against start at each tier, the Copper's two moves tested for additivity (swapped − both-in-hand − both-in-pocket + seed), \
+                   tier against tier at each start and in each start comparison: the contrast of Black's scores, z-test."
+                .into(),
+            columns: ["kind", "contrast", "games", "difference [95%]", "p"].map(String::from).to_vec(),
+            rows,
+        });
+    }
+    if !rep.joint.is_empty() {
+        let rows = rep
+            .joint
+            .iter()
+            .map(|j| {
+                let rho: Vec<String> = j.correlations.iter().map(|(a, b, r)| format!("{a}/{b} {}", num(*r, 2))).collect();
+                vec![
+                    Cell::text(j.tier.clone()),
+                    Cell::text(j.starts.join(", ")),
+                    Cell::text(format!("{} ({} df)", num(j.test.chi2, 2), j.test.df)),
+                    Cell::text(num(j.test.p_value, 4)),
+                    Cell::text(rho.join("; ")),
+                ]
+            })
+            .collect();
+        sections.push(Section::Table {
+            title: "Every start at once".into(),
+            note: "Cochran's Q that a tier's starts share one score; the comparisons against the control share its cell, so they correlate by ρ.".into(),
+            columns: ["tier", "starts", "χ²", "p", "ρ of comparisons against the control"].map(String::from).to_vec(),
             rows,
         });
     }
