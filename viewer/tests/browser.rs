@@ -246,6 +246,8 @@ fn the_tournament_page_shows_the_arenas_standings_and_the_study_page_its_cells()
     check_selftest(&page, &expected_lines(&records));
     let dom = dump_dom(&page, "");
     assert!(dom.contains("<h2>Cells</h2>") && dom.contains("no-copper"), "the cells table");
+    assert!(dom.contains("<h2>Comparisons</h2>") && dom.contains("random:no-copper − random:seed"), "the start comparison, named by its cells");
+    assert!(dom.contains("<h2>Every start at once</h2>") && dom.contains("1 df"), "the tier's joint test");
 }
 
 #[test]
