@@ -1138,16 +1138,22 @@ mod tests {
         assert!(help.contains("Train a player:") && help.contains("  train ") && help.contains("Many machines:"), "{help}");
     }
 
-    /// Every command's help ends with an example, and the example parses.
+    /// Every command's help ends with an example (or examples, one a line), and each parses.
     #[test]
     fn every_command_has_an_example_that_parses() {
         for sub in Cli::command().get_subcommands() {
             let after = sub.get_after_help().map(|h| h.to_string()).unwrap_or_default();
-            let example = after.strip_prefix("Example:\n  ").unwrap_or_else(|| panic!("copper {} has no example", sub.get_name()));
-            let words: Vec<&str> = example.split_whitespace().collect();
-            assert_eq!(words[1], sub.get_name(), "{example}");
-            if let Err(e) = Cli::try_parse_from(&words) {
-                panic!("copper {}'s example does not parse: {example}\n{e}", sub.get_name());
+            let examples = after
+                .strip_prefix("Example:\n")
+                .or_else(|| after.strip_prefix("Examples:\n"))
+                .unwrap_or_else(|| panic!("copper {} has no example", sub.get_name()));
+            for example in examples.lines() {
+                let example = example.strip_prefix("  ").unwrap_or_else(|| panic!("copper {}: an example line is indented: {example:?}", sub.get_name()));
+                let words: Vec<&str> = example.split_whitespace().collect();
+                assert_eq!(words[1], sub.get_name(), "{example}");
+                if let Err(e) = Cli::try_parse_from(&words) {
+                    panic!("copper {}'s example does not parse: {example}\n{e}", sub.get_name());
+                }
             }
         }
     }

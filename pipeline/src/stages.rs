@@ -15,6 +15,8 @@ use rules::Game;
 use search::{BatchingConfig, BatchingEvaluator, CachedEvaluator, Evaluator, UniformEvaluator};
 use selfplay::{play_games, shard_path, SelfplayJob, Stats};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Writes `eval/gen-NNNN-starts.json` for generation `g`'s model unless it exists (so a
@@ -369,6 +371,22 @@ fn process_cpu_seconds() -> Option<f64> {
     teacher::process_cpu_seconds().map(|c| c.own)
 }
 
+/// An evaluator whose calls' CPU time (the calling thread's) is added to `nanos`: the
+/// benchmark's network time.
+struct Timed<E> {
+    inner: E,
+    nanos: Arc<AtomicU64>,
+}
+
+impl<E: Evaluator<Game>> Evaluator<Game> for Timed<E> {
+    fn evaluate(&self, batch: &[search::EvalRequest<Game>]) -> Vec<search::Evaluation> {
+        let t = search::leafprof::thread_cpu_nanos();
+        let out = self.inner.evaluate(batch);
+        self.nanos.fetch_add(search::leafprof::thread_cpu_nanos().saturating_sub(t), Relaxed);
+        out
+    }
+}
+
 /// `copper bench-selfplay`: self-play throughput of the configured network.
 pub fn bench_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, games: u32) -> Result<()> {
     model::init_cpu_threads(cfg.threads);
@@ -383,15 +401,20 @@ pub fn bench_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, games: u32) -> 
         }
     };
     let c = net.config().clone();
-    // The benchmark measures the network as self-play runs it, without the cache.
+    // The benchmark measures the network as self-play runs it, without the cache, with
+    // the quiescence mix (`selfplay.qmix`) around it as self-play has it; the network's
+    // own time is counted apart, so that the time outside it includes the quiescence.
+    let net_nanos = Arc::new(AtomicU64::new(0));
     let (evaluator, queue): (Box<dyn Evaluator<Game>>, _) = if device == model::DeviceSpec::Cpu {
-        (Box::new(NetEvaluator::new(model::InferenceNet::from_net(&net), variant).map_err(|e| anyhow::anyhow!(e))?.serial(cfg.threads > 1)), None)
+        let eval = NetEvaluator::new(model::InferenceNet::from_net(&net), variant).map_err(|e| anyhow::anyhow!(e))?.serial(cfg.threads > 1);
+        (with_qmix(Timed { inner: eval, nanos: net_nanos.clone() }, cfg, variant), None)
     } else {
         let on_device = model::DeviceNet::from_net(&net, device)?;
         let eval = NetEvaluator::on_device(on_device, variant).map_err(|e| anyhow::anyhow!(e))?;
         let queue = selfplay_queue(eval, cfg);
-        (Box::new(queue.clone()), Some(queue))
+        (with_qmix(Timed { inner: queue.clone(), nanos: net_nanos.clone() }, cfg, variant), Some(queue))
     };
+    search::leafprof::enable();
     let out = std::env::temp_dir().join(format!("copper-bench-{}", std::process::id()));
     let job = SelfplayJob {
         variant,
@@ -430,7 +453,37 @@ pub fn bench_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, games: u32) -> 
         Some(cpu) => println!("CPU utilisation       {:.0}% of {} cores", 100.0 * cpu / (wall * cfg.threads as f64), cfg.threads),
         None => println!("CPU utilisation       n/a (no /proc)"),
     }
-    println!("inside the network    {:.0}% of worker time", 100.0 * s.eval_seconds / (wall * cfg.threads as f64));
+    let net_seconds = net_nanos.load(Relaxed) as f64 * 1e-9;
+    let sims = s.simulations.max(1) as f64;
+    // CPU time throughout (a loaded machine's waits are no one's work): the process's
+    // where there is /proc (else wall time × threads), the network calls' own threads'.
+    let worker = cpu.unwrap_or(wall * cfg.threads as f64);
+    println!("inside the network    {:.0}% of worker time", 100.0 * net_seconds / worker);
+    println!(
+        "outside the network   {:.1} us per simulation ({} time {:.1} s - network {:.1} s, over {} simulations)",
+        (worker - net_seconds) / sims * 1e6,
+        if cpu.is_some() { "CPU" } else { "worker" },
+        worker,
+        net_seconds,
+        s.simulations
+    );
+    use search::leafprof::{read, Part};
+    let parts = [
+        ("mate in one", Part::MateInOne),
+        ("mate in three", Part::MateInThree),
+        ("quiescence", Part::Quiescence),
+        ("legal moves", Part::LegalMoves),
+        ("replay to leaf", Part::Replay),
+    ];
+    let mut counted = 0.0;
+    for (name, part) in parts {
+        let (secs, calls) = read(part);
+        counted += secs;
+        if calls > 0 {
+            println!("  {name:<19} {:.1} us per simulation, {:.2} us per call ({calls} calls)", secs / sims * 1e6, secs / calls as f64 * 1e6);
+        }
+    }
+    println!("  {:<19} {:.1} us per simulation (tree, encoding, allocation, ...)", "the rest", (worker - net_seconds - counted) / sims * 1e6);
     if let Some(q) = queue {
         let b = q.stats();
         println!(

@@ -49,7 +49,7 @@ impl Evaluator<Game> for QuiescenceMix {
         let mut out = self.inner.evaluate(batch);
         let mut ab = self.searchers.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_else(|| AlphaBeta::new(self.variant, 1));
         for (e, r) in out.iter_mut().zip(batch) {
-            let q = ab.quiescence(r.state.position());
+            let q = search::leafprof::time(search::leafprof::Part::Quiescence, || ab.quiescence(r.state.position()));
             e.value = (1.0 - self.lambda) * e.value + self.lambda * self.value_of(q);
         }
         self.searchers.lock().unwrap_or_else(|e| e.into_inner()).push(ab);

@@ -22,6 +22,8 @@ pub struct Geometry {
     pub file_masks: Vec<Bitboard>,
     /// Ranks as masks, by rank index (0 = rank a).
     pub rank_masks: Vec<Bitboard>,
+    /// `square_files[sq]`: the file of `sq` as a mask (no division in the move generator).
+    square_files: Box<[Bitboard; 128]>,
 }
 
 impl Geometry {
@@ -38,6 +40,7 @@ impl Geometry {
             distance: vec![0; n * n],
             file_masks: vec![Bitboard::EMPTY; files as usize],
             rank_masks: vec![Bitboard::EMPTY; ranks as usize],
+            square_files: Box::new([Bitboard::EMPTY; 128]),
         };
         for sq in g.squares() {
             let (f, r) = g.coords(sq);
@@ -66,6 +69,9 @@ impl Geometry {
                 g.distance[sq.index() * n + t.index()] = (tf as i8 - f as i8).unsigned_abs().max((tr as i8 - r as i8).unsigned_abs());
             }
         }
+        for sq in g.squares() {
+            g.square_files[sq.index()] = g.file_masks[sq.index() % files as usize];
+        }
         g
     }
 
@@ -83,16 +89,29 @@ impl Geometry {
     /// Files (as a mask) holding any square of `bb`.
     #[inline(always)]
     pub fn files_of(&self, bb: Bitboard) -> Bitboard {
-        let mut out = Bitboard::EMPTY;
-        for sq in bb {
-            out |= self.file_masks[sq.index() % self.files as usize];
+        // Square index = rank × files + file: fold every rank onto the first (rank r takes
+        // ranks r..r+2k after the step of 2k ranks), then copy the first back over all
+        // ranks, in log2(ranks) shifts each way rather than a loop over the squares.
+        let w = self.files as u32;
+        let ranks = self.ranks as u32;
+        let mut x = bb.0;
+        let mut step = 1;
+        while step < ranks {
+            x |= x >> (step * w);
+            step *= 2;
         }
-        out
+        x &= self.rank_masks[0].0;
+        let mut step = 1;
+        while step < ranks {
+            x |= x << (step * w);
+            step *= 2;
+        }
+        Bitboard(x & self.all.0)
     }
 
     #[inline(always)]
     pub fn file_of(&self, sq: Square) -> Bitboard {
-        self.file_masks[sq.index() % self.files as usize]
+        self.square_files[sq.index() & 127]
     }
 
     #[inline(always)]
@@ -188,5 +207,27 @@ impl Geometry {
         let unit = (df.signum(), dr.signum());
         let d = DIRECTIONS.iter().position(|&x| x == unit)?;
         Some((d, df.abs().max(dr.abs()) as u8))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_of_matches_the_files_of_each_square() {
+        for (files, ranks) in [(9, 9), (5, 5), (3, 4), (1, 9), (9, 1), (11, 11), (16, 8), (8, 16), (2, 64), (1, 128)] {
+            let g = Geometry::new(files, ranks);
+            let mut x = 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c834u128;
+            for _ in 0..200 {
+                x = x.rotate_left(17) ^ x.wrapping_mul(0x2545_f491_4f6c_dd1d);
+                let bb = Bitboard(x & g.all.0 & (x >> 7));
+                let naive = bb.fold(Bitboard::EMPTY, |acc, sq| acc | g.file_masks[sq.index() % files as usize]);
+                assert_eq!(g.files_of(bb), naive, "{files}×{ranks}");
+                for sq in bb {
+                    assert_eq!(g.file_of(sq), g.file_masks[sq.index() % files as usize]);
+                }
+            }
+        }
     }
 }

@@ -29,7 +29,8 @@
 //! 13. `movegen` — legal moves of a position.
 //! 14. `usi` — USI move text, checked against a position's legal moves.
 //! 15. `game` — history, repetition, declaration, results (reports USI errors).
-//! 16. `perft` — counts of the legal-move tree.
+//! 16. `perft`, `leafcheck` — counts of the legal-move tree; the search's one- and
+//!     three-ply mate checks made cheap (the same answers as `movegen`'s and `game`'s).
 //!
 //! The tests compare `movegen` with a slow, independent generator, the `rules-reference`
 //! crate: a test oracle, so no production code depends on it, and it reads the rules
@@ -39,6 +40,7 @@ pub mod betza;
 mod bitboard;
 mod game;
 mod geometry;
+mod leafcheck;
 mod movegen;
 mod moves;
 pub mod perft;

@@ -7,7 +7,7 @@
 //! drop mate), pockets.
 
 use crate::moves::{Move, MoveKind, MoveList};
-use crate::piece::{DropMate, PieceKind};
+use crate::piece::{DropMate, Piece, PieceKind};
 use crate::position::{Pins, Position};
 use crate::{Bitboard, Color, Square};
 
@@ -84,15 +84,16 @@ impl Position {
                 continue;
             }
             // One-per-file pieces (pawns, soldiers) may not move onto a file that already
-            // holds another of theirs.
-            let own_files = if info.one_per_file { v.geometry.files_of(bb) } else { Bitboard::EMPTY };
+            // holds another of theirs (only a kind that can change file needs the test).
+            let file_rule = info.one_per_file && v.tables(us, k).leaves_file;
+            let own_files = if file_rule { v.geometry.files_of(bb) } else { Bitboard::EMPTY };
             for from in bb {
                 let mut targets = self.attacks_from(us, k, from, occ) & move_mask;
-                let pinned = pins.pinned.has(from);
+                let pinned = pins.pinned.any() && pins.pinned.has(from);
                 if pinned {
                     targets &= pins.line(from);
                 }
-                if info.one_per_file {
+                if file_rule {
                     targets &= !(own_files & !v.geometry.file_of(from));
                 }
                 if targets.is_empty() {
@@ -146,10 +147,20 @@ impl Position {
         let us = self.side;
         let occ = self.occupied();
         let targets = self.attacks_from(us, v.royal_kind, ksq, occ) & !self.by_color[us.index()] & mask;
+        if targets.is_empty() {
+            return;
+        }
+        // The squares enemy leapers attack, from the few enemy pieces near enough to matter
+        // (usually none), once rather than per king move and leaper kind.
+        let mut leaper_attacks = Bitboard::EMPTY;
+        for from in v.king_leaper_zone[ksq.index()] & self.by_color[(!us).index()] {
+            let p = Piece::from_code(self.board[from.index()]).expect("an enemy piece");
+            leaper_attacks |= v.tables(!us, p.kind).steps[from.index()];
+        }
         let occ_without_king = occ ^ Bitboard::from_square(ksq);
-        let sliders = self.sliders_of(!us);
-        for to in targets {
-            if !self.is_attacked(to, !us, occ_without_king, sliders) {
+        let sliders = self.sliders_of(!us) & occ_without_king;
+        for to in targets & !leaper_attacks {
+            if !self.slider_attacks(to, occ_without_king, sliders) {
                 list.push(Move::board(ksq, to, false));
             }
         }

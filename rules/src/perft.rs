@@ -3,7 +3,7 @@
 //! legal-move list (bulk counting), as other engines report it. A position whose game is
 //! over by the flag win has no children.
 
-use crate::{Move, Position};
+use crate::{Move, MoveList, Position};
 
 pub fn perft(pos: &Position, depth: u32) -> u64 {
     if depth == 0 {
@@ -12,7 +12,10 @@ pub fn perft(pos: &Position, depth: u32) -> u64 {
     if pos.flag_reached() {
         return 0;
     }
-    let moves = pos.legal_moves();
+    // Generated into a list on this frame: `legal_moves` returns its list by value, and
+    // moving the whole fixed-capacity list out cost about a seventh of the time.
+    let mut moves = MoveList::new();
+    pos.generate_legal(&mut moves);
     if depth == 1 {
         return moves.len() as u64;
     }

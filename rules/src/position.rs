@@ -318,14 +318,21 @@ impl Position {
                 return true;
             }
         }
-        let sliders = sliders & occ;
+        self.slider_attacks(sq, occ, sliders & occ)
+    }
+
+    /// Whether one of `sliders` (pieces of one colour that slide, all on `occ`) attacks
+    /// `sq` by a slide, given the occupancy.
+    #[inline]
+    pub(crate) fn slider_attacks(&self, sq: Square, occ: Bitboard, sliders: Bitboard) -> bool {
+        let g = &self.variant.geometry;
         if sliders.any() {
             for d in 0..8 {
-                if (v.geometry.ray(sq, d) & sliders).is_empty() {
+                if (g.ray(sq, d) & sliders).is_empty() {
                     continue;
                 }
                 if let Some(b) = self.nearest(sq, d, occ) {
-                    if sliders.has(b) && self.slides_far_enough(b, opposite_direction(d), v.geometry.distance(sq, b)) {
+                    if sliders.has(b) && self.slides_far_enough(b, opposite_direction(d), g.distance(sq, b)) {
                         return true;
                     }
                 }
@@ -360,8 +367,13 @@ impl Position {
         }
         let leaper_checkers = checkers;
         let mut pins = Pins::default();
-        if v.has_sliders {
+        // Only rays that hold an enemy slider can check or pin (most rays of most positions).
+        let sliders = self.sliders_of(them);
+        if sliders.any() {
             for d in 0..8 {
+                if (v.geometry.ray(ksq, d) & sliders).is_empty() {
+                    continue;
+                }
                 let Some(first) = self.nearest(ksq, d, occ) else { continue };
                 let back = opposite_direction(d);
                 if theirs.has(first) {

@@ -27,6 +27,12 @@ pub trait SearchGame: Clone {
     fn winning_move(&self) -> Option<Self::Move> {
         None
     }
+    /// [`SearchGame::winning_move`] given this state's `legal` moves (as
+    /// [`SearchGame::legal_moves`] lists them), so that a game can skip generating them
+    /// again: the same answer.
+    fn winning_move_among(&self, _legal: &[Self::Move]) -> Option<Self::Move> {
+        self.winning_move()
+    }
     /// A legal move that wins by force within `plies` plies (odd) through checks, if the
     /// game can tell; `None` when there is none or the game does not say. Must never
     /// return a move that does not force a win. It searches from at most
@@ -72,17 +78,26 @@ impl SearchGame for rules::Game {
     fn terminal_value(&self) -> Option<f32> {
         self.result().map(|r| r.outcome.value_for(self.position().side_to_move()))
     }
-    /// Checkmate or the flag win in one ([`rules::Position::winning_move`]); both are
+    /// Checkmate or the flag win in one ([`rules::Position::winning_move`], through its
+    /// cheap form [`rules::Position::winning_move_fast`]: the same move); both are
     /// decided before repetition and the ply limit, so the history cannot change them.
     fn winning_move(&self) -> Option<rules::Move> {
         if self.is_over() {
             return None;
         }
-        self.position().winning_move()
+        self.position().winning_move_fast()
     }
-    /// [`rules::Game::checkmate_within`]: judged by the game itself, history included.
+    /// The same from the leaf's legal moves ([`rules::Position::winning_move_among`]).
+    fn winning_move_among(&self, legal: &[rules::Move]) -> Option<rules::Move> {
+        if self.is_over() {
+            return None;
+        }
+        self.position().winning_move_among(legal)
+    }
+    /// [`rules::Game::checkmate_within`]: judged by the game itself, history included
+    /// (through its cheap form [`rules::Game::checkmate_within_fast`]: the same move).
     fn checkmate_within(&self, plies: u32, max_positions: u64) -> Option<rules::Move> {
-        rules::Game::checkmate_within(self, plies, max_positions)
+        rules::Game::checkmate_within_fast(self, plies, max_positions)
     }
     #[inline]
     fn key(&self) -> u64 {

@@ -42,6 +42,7 @@ pub mod batching;
 pub mod config;
 pub mod eval;
 pub mod game;
+pub mod leafprof;
 pub mod mcts;
 pub mod toy;
 

@@ -104,6 +104,7 @@
 use crate::config::{Fpu, QNorm, RootPolicy, SearchConfig};
 use crate::eval::{EvalRequest, Evaluation, Evaluator};
 use crate::game::SearchGame;
+use crate::leafprof::{self, Part};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Gamma, Gumbel};
@@ -515,7 +516,7 @@ impl<G: SearchGame> Search<G> {
 
     /// Asks for an evaluation of `node` (state `state`), or handles a state without moves.
     fn request(&mut self, node: u32, state: G) -> Option<EvalRequest<G>> {
-        let moves = state.legal_moves();
+        let moves = leafprof::time(Part::LegalMoves, || state.legal_moves());
         if moves.is_empty() {
             // Not terminal by the game's word yet without moves: treat as a draw.
             let n = &mut self.nodes[node as usize];
@@ -528,9 +529,11 @@ impl<G: SearchGame> Search<G> {
         }
         if node != 0 {
             let depth = self.path.len();
-            let plies = if self.checks_mate_in_one() && state.winning_move().is_some() {
+            let plies = if self.checks_mate_in_one() && leafprof::time(Part::MateInOne, || state.winning_move_among(&moves).is_some()) {
                 Some(1)
-            } else if self.config.mate_in_three_depth.is_some_and(|d| depth <= d as usize) && state.checkmate_within(3, MATE_BUDGET).is_some() {
+            } else if self.config.mate_in_three_depth.is_some_and(|d| depth <= d as usize)
+                && leafprof::time(Part::MateInThree, || state.checkmate_within(3, MATE_BUDGET).is_some())
+            {
                 Some(3)
             } else {
                 None
@@ -568,7 +571,7 @@ impl<G: SearchGame> Search<G> {
             self.path.push((node, e));
             let child = self.edges[e as usize].child;
             if child == NONE {
-                let state = self.replay();
+                let state = leafprof::time(Part::Replay, || self.replay());
                 let idx = self.nodes.len() as u32;
                 let terminal = state.terminal_value();
                 self.nodes.push(Node::new(state.to_move(), terminal));
@@ -589,7 +592,7 @@ impl<G: SearchGame> Search<G> {
             match n.expansion {
                 Expansion::Expanded => node = child,
                 Expansion::Unexpanded => {
-                    let state = self.replay();
+                    let state = leafprof::time(Part::Replay, || self.replay());
                     return self.request(child, state);
                 }
                 Expansion::Pending => unreachable!("a pending node is reached only by its own simulation"),

@@ -9,7 +9,7 @@ use crate::betza::{self, Movement};
 use crate::bitboard::Bitboard;
 use crate::geometry::Geometry;
 use crate::piece::{DropMate, PieceKind, MAX_KINDS};
-use crate::square::Color;
+use crate::square::{Color, DIRECTIONS};
 use indexmap::IndexMap;
 use std::collections::BTreeMap;
 
@@ -146,7 +146,15 @@ pub(crate) fn build(
             let base = if k.promoted { None } else { spec.pieces.get(&k.name) };
             let forced = base.map(|p| geometry.far_ranks(c, p.forced_promotion_ranks)).unwrap_or_default();
             let no_drop = base.map(|p| geometry.far_ranks(c, p.no_drop_ranks)).unwrap_or_default();
-            tables[c.index()].push(KindTables { steps, slides: mv.slides.iter().copied().collect(), slide_range, forced_promotion: forced, no_drop });
+            let leaves_file = mv.leaps.iter().any(|&(df, _)| df != 0) || mv.slides.iter().any(|&(d, _)| DIRECTIONS[d].0 != 0);
+            tables[c.index()].push(KindTables {
+                steps,
+                slides: mv.slides.iter().copied().collect(),
+                slide_range,
+                forced_promotion: forced,
+                no_drop,
+                leaves_file,
+            });
         }
     }
     let flag_squares = if spec.flag_win {
@@ -173,6 +181,25 @@ pub(crate) fn build(
     let has_sliders = kinds.iter().any(|k| !k.movement.slides.is_empty());
     let leaper_kinds = (0..kinds.len()).filter(|&i| !kinds[i].movement.leaps.is_empty()).map(PieceKind::from_index).collect();
     let slider_kinds = (0..kinds.len()).filter(|&i| !kinds[i].movement.slides.is_empty()).map(PieceKind::from_index).collect();
+    // Where an enemy leaper must stand to attack a square next to (a step of) the king.
+    let reach = |m: &Movement| m.leaps.iter().map(|&(df, dr)| df.unsigned_abs().max(dr.unsigned_abs())).max().unwrap_or(0);
+    let max_leap = kinds.iter().map(|k| reach(&k.movement)).max().unwrap_or(0);
+    let king_reach = match kinds.get(royal_kind.index()) {
+        Some(k) if k.movement.slides.is_empty() => reach(&k.movement),
+        _ => u8::MAX,
+    };
+    let king_leaper_zone = geometry
+        .squares()
+        .map(|sq| {
+            let mut zone = Bitboard::EMPTY;
+            for t in geometry.squares() {
+                if geometry.distance(sq, t) <= max_leap.saturating_add(king_reach) {
+                    zone.set(t);
+                }
+            }
+            zone
+        })
+        .collect();
     let variant = Variant {
         name: spec.name.clone(),
         title: spec.title.clone(),
@@ -194,6 +221,7 @@ pub(crate) fn build(
         has_sliders,
         leaper_kinds,
         slider_kinds,
+        king_leaper_zone,
     };
     ok.then_some(variant)
 }

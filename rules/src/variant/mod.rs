@@ -55,6 +55,9 @@ pub(crate) struct KindTables {
     pub forced_promotion: Bitboard,
     /// Squares this kind may not be dropped on.
     pub no_drop: Bitboard,
+    /// Whether some move of this kind changes file (else its one-per-file rule cannot
+    /// stop a board move).
+    pub leaves_file: bool,
 }
 
 /// A validated variant with its derived tables.
@@ -86,6 +89,9 @@ pub struct Variant {
     /// Kinds with leaper moves, and kinds with slides, for attack detection.
     pub(crate) leaper_kinds: Vec<PieceKind>,
     pub(crate) slider_kinds: Vec<PieceKind>,
+    /// `king_leaper_zone[sq]`: the squares from which a leap could reach a square one
+    /// royal move from `sq` (every square when the royal kind slides).
+    pub(crate) king_leaper_zone: Vec<Bitboard>,
 }
 
 impl Variant {
