@@ -425,7 +425,7 @@ enum Command {
     /// A board in the browser: play any variant against any player (the shipped models by
     /// default), and analyse positions and games with the network, its search and the
     /// alpha-beta. Prints the URL to open (with its token).
-    #[command(after_help = "Example:\n  copper play --model data/runs/pocket-copper/models/gen-0064")]
+    #[command(after_help = "Example:\n  copper play --model data/runs/pocket-copper/models/gen-0072")]
     Play {
         /// Port on 127.0.0.1 (0: any free one).
         #[arg(long, default_value_t = 8080)]
@@ -445,7 +445,7 @@ enum Command {
         #[arg(long = "allow-engine", value_name = "PATH|SPEC")]
         allow_engine: Vec<String>,
         /// A model directory the page may play besides the shipped models (repeatable),
-        /// e.g. the last generation of your run: data/runs/pocket-copper/models/gen-0064.
+        /// e.g. the last generation of your run: data/runs/pocket-copper/models/gen-0072.
         #[arg(long = "model", value_name = "DIR")]
         models: Vec<std::path::PathBuf>,
         /// Open a study board of this position: an SFEN, or a game as `sfen … moves …` /
