@@ -38,7 +38,7 @@ impl Position {
         let king_on_flag = flag.is_some() && self.kings[us.index()] == flag;
         if let Some(ek) = enemy_king {
             if self.attackers_to(ek, us, occ).any() {
-                return self.winning_move_plain(legal);
+                return self.winning_move_in(legal);
             }
         }
         // The first piece on each of the enemy king's lines: the only squares whose
@@ -81,34 +81,6 @@ impl Position {
                 return Some(m);
             }
             if enemy_king.is_some() && child.in_check() && !child.has_legal_move_king_first() {
-                return Some(m);
-            }
-        }
-        None
-    }
-
-    /// [`Position::winning_move`] by its own definition, from `legal`.
-    fn winning_move_plain(&self, legal: &[Move]) -> Option<Move> {
-        let v = self.variant;
-        let us = self.side;
-        let enemy_king = self.kings[(!us).index()];
-        for &m in legal {
-            let dropped = match m.kind() {
-                MoveKind::Drop { kind, to } | MoveKind::PocketDrop { kind, to } => {
-                    let Some(ek) = enemy_king else { continue };
-                    if v.kind(kind).drop_mate == DropMate::Loses || !self.attacks_from(!us, kind, ek, self.occupied()).has(to) {
-                        continue;
-                    }
-                    true
-                }
-                _ => false,
-            };
-            let mut child = self.clone();
-            child.play_unchecked(m);
-            if !dropped && child.flag_reached() {
-                return Some(m);
-            }
-            if enemy_king.is_some() && child.in_check() && !child.has_legal_move() {
                 return Some(m);
             }
         }

@@ -210,10 +210,15 @@ impl Position {
     /// at every new leaf, so drops are tested only on squares that give check (a drop
     /// never uncovers an attack).
     pub fn winning_move(&self) -> Option<Move> {
-        let v = self.variant;
-        let us = self.side;
         let mut list = MoveList::new();
         self.generate_legal(&mut list);
+        self.winning_move_in(&list)
+    }
+
+    /// [`Position::winning_move`] among `list`, this position's legal moves.
+    pub(crate) fn winning_move_in(&self, list: &[Move]) -> Option<Move> {
+        let v = self.variant;
+        let us = self.side;
         let enemy_king = self.kings[(!us).index()];
         let checking = |k: PieceKind| match enemy_king {
             Some(ek) => self.attacks_from(!us, k, ek, self.occupied()),
