@@ -284,8 +284,12 @@ impl Position {
                 att |= v.tables(!by, k).steps[sq.index()] & bb;
             }
         }
-        if v.has_sliders {
+        let sliders = if v.has_sliders { self.sliders_of(by) & occ } else { Bitboard::EMPTY };
+        if sliders.any() {
             for d in 0..8 {
+                if (v.geometry.ray(sq, d) & sliders).is_empty() {
+                    continue;
+                }
                 if let Some(b) = self.nearest(sq, d, occ) {
                     if them.has(b) && self.slides_far_enough(b, opposite_direction(d), v.geometry.distance(sq, b)) {
                         att.set(b);
@@ -344,7 +348,7 @@ impl Position {
     /// Whether the side to move is in check.
     pub fn in_check(&self) -> bool {
         match self.kings[self.side.index()] {
-            Some(k) => self.attackers_to(k, !self.side, self.occupied()).any(),
+            Some(k) => self.is_attacked(k, !self.side, self.occupied(), self.sliders_of(!self.side)),
             None => false,
         }
     }

@@ -492,13 +492,12 @@ impl AlphaBeta {
                     continue;
                 }
             }
-            let s = self.tactical_score(pos, m).unwrap_or(0);
             // Delta pruning: even winning the victim outright cannot reach alpha.
             let gain = self.eval.values.board(victim.kind) + if promote { 500 } else { 0 };
             if stand + gain + DELTA_MARGIN < alpha {
                 continue;
             }
-            buf.push((s, m));
+            buf.push((self.tactical_score(pos, m).unwrap_or(0), m));
         }
         for i in 0..buf.len() {
             let m = select(&mut buf, i);
