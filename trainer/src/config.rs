@@ -35,6 +35,11 @@ pub struct TrainerConfig {
     /// result (0 = the result only). Missing in configs written before it existed: 0.
     #[serde(default)]
     pub search_value_share: f32,
+    /// Plies ahead in the game whose search value stands in for the position's own in
+    /// the value target's search share (0 = the position's own; the game's result where
+    /// the game ends sooner): an n-step target. Missing in older configs: 0.
+    #[serde(default)]
+    pub value_horizon: u32,
     /// Generations of self-play data in the training window.
     pub window_generations: u32,
     /// Most times one sample may be trained on, over all generations.
@@ -68,6 +73,7 @@ impl Default for TrainerConfig {
             weight_decay: 1e-4,
             value_weight: 1.0,
             search_value_share: 0.0,
+            value_horizon: 0,
             window_generations: 4,
             max_sample_uses: 4,
             validation_fraction: 0.05,
@@ -121,6 +127,9 @@ impl TrainerConfig {
         }
         if !(0.0..=1.0).contains(&self.search_value_share) {
             return bad("search_value_share", format!("{} is outside 0..=1", self.search_value_share));
+        }
+        if self.value_horizon > 1000 {
+            return bad("value_horizon", format!("{} is outside 0..=1000", self.value_horizon));
         }
         if self.window_generations == 0 {
             return bad("window_generations", "must be at least 1".into());

@@ -43,6 +43,13 @@ impl Window {
     /// Loads `shards`, keeping those of `variant` whose encoding versions match and whose
     /// every record fits them ([`check_record`]); the others are skipped, saying why.
     pub fn load(variant: &'static Variant, shards: &[PathBuf], validation_fraction: f32) -> Window {
+        Window::load_looking_ahead(variant, shards, validation_fraction, 0)
+    }
+
+    /// As [`Window::load`], with each self-play record's search value replaced by the one
+    /// `value_horizon` plies later in its game ([`look_ahead`]; 0 keeps the record's own).
+    /// The teacher's games (generation 0) keep theirs: the teacher's share is its own.
+    pub fn load_looking_ahead(variant: &'static Variant, shards: &[PathBuf], validation_fraction: f32, value_horizon: u32) -> Window {
         let actions = ActionSpace::new(variant);
         let mut w = Window::default();
         for path in shards {
@@ -62,10 +69,13 @@ impl Window {
                         s.header.action_version
                     ));
                 }
-                Ok(s) => {
+                Ok(mut s) => {
                     if let Some((i, problem)) = s.records.iter().enumerate().find_map(|(i, r)| check_record(variant, &actions, r).err().map(|p| (i, p))) {
                         w.skipped.push(format!("{}: record {i}: {problem}", path.display()));
                         continue;
+                    }
+                    if value_horizon > 0 && s.header.generation > 0 {
+                        look_ahead(&mut s.records, value_horizon);
                     }
                     let shard = w.shards.len();
                     w.shards.push(path.clone());
@@ -83,6 +93,31 @@ impl Window {
             }
         }
         w
+    }
+}
+
+/// Replaces each record's search value by the search's value `horizon` plies later in
+/// the same game (one shard, records in ply order), for the record's own side to move, or
+/// by the record's game result where the game ends within `horizon` plies: the n-step
+/// target of temporal-difference learning (Sutton & Barto, "Reinforcement Learning", 2nd
+/// ed., §7.1), bootstrapped from the search's root value as MuZero's value target is
+/// (Schrittwieser et al., Nature 588, 2020, n = 10). A later search sees the position
+/// closer to its end than this one, and it is less correlated with the network's own
+/// guess here than the root value of this position's search.
+pub fn look_ahead(records: &mut [Record], horizon: u32) {
+    let side = |r: &Record| r.sfen.split(' ').nth(1).map(str::to_owned);
+    let sides: Vec<Option<String>> = records.iter().map(side).collect();
+    let values: Vec<f32> = records.iter().map(|r| r.search_value).collect();
+    for i in 0..records.len() {
+        let target_ply = records[i].ply as u32 + horizon;
+        // Records are in ply order; the first at or after the target ply.
+        let later = (i + 1..records.len()).find(|&j| records[j].ply as u32 >= target_ply);
+        records[i].search_value = match later {
+            Some(j) if sides[j].is_some() && sides[j] == sides[i] => values[j],
+            Some(j) if sides[j].is_some() && sides[i].is_some() => -values[j],
+            Some(_) => records[i].search_value,
+            None => records[i].result as f32,
+        };
     }
 }
 
@@ -335,6 +370,36 @@ pub(crate) mod tests {
             game_id: 0,
         };
         Sample { shard, index, generation, record }
+    }
+
+    /// Records of one game whose side to move alternates from Black, with the given plies,
+    /// search values and (alternating) results.
+    fn game(plies: &[u16], values: &[f32]) -> Vec<Record> {
+        plies
+            .iter()
+            .zip(values)
+            .map(|(&ply, &v)| {
+                let side = if ply % 2 == 0 { "b" } else { "w" };
+                Record { sfen: format!("9/9/9/9/9/9/9/9/9 {side} - 1"), ply, search_value: v, result: if ply % 2 == 0 { 1 } else { -1 }, ..blank_sample(0, 0, 1).record }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn looking_ahead_takes_the_later_search_value_for_the_own_side_or_the_result() {
+        let values = [0.1, 0.2, 0.3, 0.4, 0.5];
+        let mut two = game(&[0, 1, 2, 3, 4], &values);
+        look_ahead(&mut two, 2);
+        // Two plies on: the same side to move, its value as it is; past the end, the result.
+        assert_eq!(two.iter().map(|r| r.search_value).collect::<Vec<_>>(), [0.3, 0.4, 0.5, -1.0, 1.0]);
+        let mut one = game(&[0, 1, 2, 3, 4], &values);
+        look_ahead(&mut one, 1);
+        // One ply on: the opponent's value, negated.
+        assert_eq!(one.iter().map(|r| r.search_value).collect::<Vec<_>>(), [-0.2, -0.3, -0.4, -0.5, 1.0]);
+        // A missing ply: the first record at or after the target, signed by its side.
+        let mut gap = game(&[0, 1, 3, 4], &[0.1, 0.2, 0.4, 0.5]);
+        look_ahead(&mut gap, 2);
+        assert_eq!(gap.iter().map(|r| r.search_value).collect::<Vec<_>>(), [-0.4, 0.4, -1.0, 1.0]);
     }
 
     /// A window of `teacher` positions of generation 0 (one shard) and `own` of

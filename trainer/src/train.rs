@@ -240,7 +240,7 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
     let earlier_seconds = ckpt.generation_seconds;
     report.losses = ckpt.generation_losses.clone();
 
-    let window = Window::load(job.variant, &job.shards, cfg.validation_fraction);
+    let window = Window::load_looking_ahead(job.variant, &job.shards, cfg.validation_fraction, cfg.value_horizon);
     prune_uses(&mut ckpt.uses_at_generation_start, &window);
     prune_uses(&mut ckpt.uses, &window);
     report.skipped = window.skipped.clone();
