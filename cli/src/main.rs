@@ -28,6 +28,7 @@ const COMMAND_GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("ladder", "rate every generation of a run against fixed anchors (Elo by generation and CPU-hour)"),
             ("bench-selfplay", "self-play speed of a config's network on this machine"),
             ("selfplay", "play one generation's self-play games into shards"),
+            ("average", "the mean of several saved models (weight averaging of a run's last generations)"),
         ],
     ),
     (
@@ -155,6 +156,19 @@ enum Command {
         /// Print the count below each legal move.
         #[arg(long)]
         divide: bool,
+    },
+    /// Average several saved models of one network shape into one (stochastic weight
+    /// averaging: the mean of a run's last few generations, as KataGo exports for play).
+    #[command(
+        after_help = "Example:\n  copper average --out data/runs/pocket-copper/models/mean-69-72 data/runs/pocket-copper/models/gen-0069 data/runs/pocket-copper/models/gen-0070 data/runs/pocket-copper/models/gen-0071 data/runs/pocket-copper/models/gen-0072"
+    )]
+    Average {
+        /// Directory the mean model is written to (`model.json` and weights).
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// Model directories to average (two or more; one network config and one game).
+        #[arg(required = true, num_args = 2..)]
+        models: Vec<std::path::PathBuf>,
     },
     /// A self-play worker of a run in a store (`--store`): plays games with the newest
     /// model and uploads each as it ends, until the run's last model is out. Any number
@@ -824,6 +838,10 @@ fn main() {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Average { out, models } => {
+            model::average_models(&models, &out)?;
+            println!("{}: the mean of {} models", out.display(), models.len());
+        }
         Command::Perft { variant, depth, sfen, moves, divide } => {
             let v = variant.load()?;
             let mut pos = match &sfen {

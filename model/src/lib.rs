@@ -6,11 +6,13 @@
 //! - [`Net`]: the trainable burn module (residual tower, convolutional policy head, WDL
 //!   value head); runs on any burn device ([`cpu_device`], [`cpu_train_device`], GPU with
 //!   the `gpu` feature).
-//! - [`save_model`] / [`load_model`]: `model.json` (config) + burnpack weights, atomic.
+//! - [`save_model`] / [`load_model`]: `model.json` (config) + burnpack weights, atomic;
+//!   [`average_models`]: the mean of several saved models.
 //! - [`InferenceNet`]: eval-only CPU copy with batch norm folded into the convolutions.
 //! - [`TrainStep`]: one AdamW step on a batch, for benchmarks and tests.
 
 pub mod allocator;
+pub mod average;
 mod bn_rows;
 pub mod config;
 pub mod device;
@@ -30,6 +32,7 @@ pub mod train;
 pub mod wdl;
 mod winograd;
 
+pub use average::{average_models, average_nets};
 pub use config::{ConfigError, NetConfig};
 pub use device::{cpu_device, cpu_threads, cpu_train_device, init_cpu_threads, CpuBackend, CpuTrainBackend, Device, DeviceError, DeviceSpec};
 #[cfg(feature = "gpu")]

@@ -171,7 +171,7 @@ pub fn save_model_tagged(net: &Net, dir: &Path, game: &GameTag) -> Result<(), Mo
     save(net, dir, Some(game.clone()))
 }
 
-fn save(net: &Net, dir: &Path, game: Option<GameTag>) -> Result<(), ModelIoError> {
+pub(crate) fn save(net: &Net, dir: &Path, game: Option<GameTag>) -> Result<(), ModelIoError> {
     fs::create_dir_all(dir).map_err(io_err(dir))?;
     let weights = weights_to_bytes(net);
     let manifest = Manifest {
