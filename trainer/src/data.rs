@@ -380,7 +380,13 @@ pub(crate) mod tests {
             .zip(values)
             .map(|(&ply, &v)| {
                 let side = if ply % 2 == 0 { "b" } else { "w" };
-                Record { sfen: format!("9/9/9/9/9/9/9/9/9 {side} - 1"), ply, search_value: v, result: if ply % 2 == 0 { 1 } else { -1 }, ..blank_sample(0, 0, 1).record }
+                Record {
+                    sfen: format!("9/9/9/9/9/9/9/9/9 {side} - 1"),
+                    ply,
+                    search_value: v,
+                    result: if ply % 2 == 0 { 1 } else { -1 },
+                    ..blank_sample(0, 0, 1).record
+                }
             })
             .collect()
     }
