@@ -37,7 +37,7 @@ impl ModuleMapper for Replace {
 }
 
 /// The mean of `nets` (one config): every parameter and running statistic averaged.
-pub fn average_nets(nets: &[Net]) -> Option<Net> {
+fn average_nets(nets: &[Net]) -> Option<Net> {
     let (first, rest) = nets.split_first()?;
     let mut sum = Collect(Vec::new());
     first.visit(&mut sum);

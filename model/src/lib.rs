@@ -12,7 +12,7 @@
 //! - [`TrainStep`]: one AdamW step on a batch, for benchmarks and tests.
 
 pub mod allocator;
-pub mod average;
+mod average;
 mod bn_rows;
 pub mod config;
 pub mod device;
@@ -32,7 +32,7 @@ pub mod train;
 pub mod wdl;
 mod winograd;
 
-pub use average::{average_models, average_nets};
+pub use average::average_models;
 pub use config::{ConfigError, NetConfig};
 pub use device::{cpu_device, cpu_threads, cpu_train_device, init_cpu_threads, CpuBackend, CpuTrainBackend, Device, DeviceError, DeviceSpec};
 #[cfg(feature = "gpu")]

@@ -49,7 +49,7 @@ impl Window {
     /// As [`Window::load`], with each self-play record's search value replaced by the one
     /// `value_horizon` plies later in its game ([`look_ahead`]; 0 keeps the record's own).
     /// The teacher's games (generation 0) keep theirs: the teacher's share is its own.
-    pub fn load_looking_ahead(variant: &'static Variant, shards: &[PathBuf], validation_fraction: f32, value_horizon: u32) -> Window {
+    pub(crate) fn load_looking_ahead(variant: &'static Variant, shards: &[PathBuf], validation_fraction: f32, value_horizon: u32) -> Window {
         let actions = ActionSpace::new(variant);
         let mut w = Window::default();
         for path in shards {
@@ -104,7 +104,7 @@ impl Window {
 /// (Schrittwieser et al., Nature 588, 2020, n = 10). A later search sees the position
 /// closer to its end than this one, and it is less correlated with the network's own
 /// guess here than the root value of this position's search.
-pub fn look_ahead(records: &mut [Record], horizon: u32) {
+fn look_ahead(records: &mut [Record], horizon: u32) {
     let side = |r: &Record| r.sfen.split(' ').nth(1).map(str::to_owned);
     let sides: Vec<Option<String>> = records.iter().map(side).collect();
     let values: Vec<f32> = records.iter().map(|r| r.search_value).collect();
