@@ -25,6 +25,20 @@ use crate::position::Position;
 use crate::Bitboard;
 
 impl Position {
+    /// The first piece on each line from `king` (none without a king or a slider in the
+    /// variant): the only squares whose emptying can uncover a check on it.
+    fn first_on_lines_of(&self, king: Option<crate::Square>, occ: Bitboard) -> Bitboard {
+        let mut lines = Bitboard::EMPTY;
+        if let Some(k) = king {
+            if self.variant.has_sliders {
+                for d in 0..8 {
+                    lines |= self.slide(k, d, occ);
+                }
+            }
+        }
+        lines
+    }
+
     /// [`Position::winning_move`] from `legal`, which must be this position's legal moves
     /// in [`Position::legal_moves`]'s order: the same answer, the same move.
     pub fn winning_move_among(&self, legal: &[Move]) -> Option<Move> {
@@ -43,14 +57,7 @@ impl Position {
         }
         // The first piece on each of the enemy king's lines: the only squares whose
         // emptying can uncover a check.
-        let mut lines = Bitboard::EMPTY;
-        if let Some(ek) = enemy_king {
-            if v.has_sliders {
-                for d in 0..8 {
-                    lines |= self.slide(ek, d, occ);
-                }
-            }
-        }
+        let lines = self.first_on_lines_of(enemy_king, occ);
         let mut checking: [Option<Bitboard>; MAX_KINDS] = [None; MAX_KINDS];
         let mut gives_check_from = |k: crate::PieceKind, to| match enemy_king {
             Some(ek) => checking[k.index()].get_or_insert_with(|| self.attacks_from(!us, k, ek, occ)).has(to),
@@ -171,14 +178,7 @@ fn checks_and_flag_moves<'a>(pos: &'a Position, legal: &'a [Move]) -> impl Itera
     let flag = v.flag_squares.map(|f| f[us.index()]);
     let king_on_flag = flag.is_some() && pos.kings[us.index()] == flag;
     let plain = enemy_king.is_some_and(|ek| pos.attackers_to(ek, us, occ).any());
-    let mut lines = Bitboard::EMPTY;
-    if let Some(ek) = enemy_king {
-        if v.has_sliders {
-            for d in 0..8 {
-                lines |= pos.slide(ek, d, occ);
-            }
-        }
-    }
+    let lines = pos.first_on_lines_of(enemy_king, occ);
     let mut checking: [Option<Bitboard>; MAX_KINDS] = [None; MAX_KINDS];
     legal.iter().copied().filter(move |&m| {
         let mut gives_check_from = |k: crate::PieceKind, to| match enemy_king {
