@@ -2,7 +2,7 @@
 # Weight averaging (copper average): the mean of c64's gens 69-72 and of 65-72 against c64's gen 72 alone,
 # head to head at 100 sims, seeds 7104-7105 (fresh), 128 games each.
 set -euo pipefail
-cd /work/main
+cd "$(git rev-parse --show-toplevel)"
 C=data/exp/copper-h
 M=sims=100,mate=on,mate3=all,qmix=0.5,qscale=1000
 for mean in mean-69-72 mean-65-72; do
