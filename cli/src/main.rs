@@ -29,6 +29,7 @@ const COMMAND_GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("bench-selfplay", "self-play speed of a config's network on this machine"),
             ("selfplay", "play one generation's self-play games into shards"),
             ("average", "the mean of several saved models (weight averaging of a run's last generations)"),
+            ("distill", "a fresh network of any size trained on a run's games, its held-out loss beside the run's own model"),
         ],
     ),
     (
@@ -169,6 +170,53 @@ enum Command {
         /// Model directories to average (two or more; one network config and one game).
         #[arg(required = true, num_args = 2..)]
         models: Vec<std::path::PathBuf>,
+    },
+    /// Train a fresh network (of the run's shape or another) on the stored games of a
+    /// run's generations, measuring held-out losses as it goes beside the run's own model
+    /// of the last generation on the same held-out games: is the run's network full (a
+    /// larger one, same positions, same steps)? Also starts a larger network from a run's
+    /// data. Resumable: the same command goes on where it stopped.
+    #[command(
+        after_help = "Example:\n  copper distill --run data/runs/pocket-copper --generations 57..72 --network 6x64 --steps 6000 --out data/distill/6x64"
+    )]
+    Distill {
+        /// The run directory whose games are trained on.
+        #[arg(long)]
+        run: std::path::PathBuf,
+        /// Generations whose games are used, FIRST..LAST (0 is the teacher's games).
+        #[arg(long)]
+        generations: String,
+        /// The network as BLOCKSxCHANNELS (default: the run's).
+        #[arg(long)]
+        network: Option<String>,
+        /// Optimiser steps.
+        #[arg(long, default_value_t = 6000)]
+        steps: u32,
+        /// Steps between held-out measurements.
+        #[arg(long, default_value_t = 500)]
+        report_every: u32,
+        /// The first rate after the warm-up (default: the run's teacher rate, the one a fresh
+        /// network trains at, else its training rate).
+        #[arg(long)]
+        learning_rate: Option<f64>,
+        /// The rate of the last step as a fraction of the first (cosine decay over all steps).
+        #[arg(long, default_value_t = 0.1)]
+        final_lr_fraction: f64,
+        /// Held-out positions measured at each report.
+        #[arg(long, default_value_t = 4096)]
+        validation_positions: usize,
+        /// Seed of the fresh network's weights and of the order the positions are drawn in.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output directory (model/, curve.tsv, curve.svg, trainer.ckpt).
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// Training threads.
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
     },
     /// A self-play worker of a run in a store (`--store`): plays games with the newest
     /// model and uploads each as it ends, until the run's last model is out. Any number
@@ -838,6 +886,57 @@ fn main() {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Distill {
+            run,
+            generations,
+            network,
+            steps,
+            report_every,
+            learning_rate,
+            final_lr_fraction,
+            validation_positions,
+            seed,
+            out,
+            threads,
+            quiet,
+        } => {
+            model::init_cpu_threads(threads);
+            let cfg = pipeline::RunConfig::load(&run.join("config.toml")).with_context(|| format!("--run {}: not a run directory", run.display()))?;
+            let range = |s: &str| -> Option<(u32, u32)> {
+                let (a, b) = s.split_once("..")?;
+                Some((a.trim().parse().ok()?, b.trim().trim_start_matches('=').parse().ok()?))
+            };
+            let generations = range(&generations).with_context(|| format!("--generations {generations}: expected FIRST..LAST, e.g. 57..72"))?;
+            let (blocks, channels) = match &network {
+                None => (cfg.network.blocks, cfg.network.channels),
+                Some(n) => n
+                    .split_once('x')
+                    .and_then(|(b, c)| Some((b.parse().ok()?, c.parse().ok()?)))
+                    .with_context(|| format!("--network {n}: expected BLOCKSxCHANNELS, e.g. 6x64"))?,
+            };
+            anyhow::ensure!(final_lr_fraction > 0.0 && final_lr_fraction <= 1.0, "--final-lr-fraction {final_lr_fraction}: expected a number in (0, 1]");
+            let job = pipeline::distill::DistillJob {
+                run,
+                generations,
+                blocks,
+                channels,
+                steps,
+                report_every,
+                learning_rate: learning_rate.or(cfg.teacher.learning_rate).unwrap_or(cfg.training.learning_rate),
+                final_lr_fraction,
+                validation_positions,
+                seed,
+            };
+            let curve = pipeline::distill::distill(&job, &out, !quiet)?;
+            let last = curve.points.last().and_then(|p| p.held_out.map(|h| (p.step, h)));
+            if let Some((step, h)) = last {
+                println!("{}x{} after {step} steps: held-out loss {:.4} (policy {:.4}, value {:.4})", blocks, channels, h[0], h[1], h[2]);
+            }
+            if let (Some(r), Some(m)) = (curve.reference, &curve.reference_model) {
+                println!("{} on the same held-out games: {:.4} (policy {:.4}, value {:.4})", m.display(), r[0], r[1], r[2]);
+            }
+            println!("curve: {}, model: {}", out.join("curve.tsv").display(), out.join("model").display());
+        }
         Command::Average { out, models } => {
             model::average_models(&models, &out)?;
             println!("{}: the mean of {} models", out.display(), models.len());

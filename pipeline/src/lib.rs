@@ -4,6 +4,7 @@
 //! command over [`train_loop`].
 
 pub mod config;
+pub mod distill;
 pub mod evaluation;
 pub mod fleet;
 pub mod ladder;

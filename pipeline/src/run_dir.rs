@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 pub use records::run_dir::RunDir;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The three reports of generation `g` in `run`, if all exist.
 pub fn read_generation(run: &RunDir, g: u32) -> Result<Option<Generation>> {
@@ -116,6 +116,23 @@ pub struct EvalSummary {
 
 pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     records::write_atomic(path, &serde_json::to_vec_pretty(value)?).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Every file under `dir`, in its subdirectories too, sorted; none if it cannot be read.
+pub(crate) fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(files_under(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// `None` if the file does not exist; an error naming it if it cannot be read or parsed.

@@ -342,6 +342,14 @@ pub fn validation_indices(len: usize, n: usize) -> Vec<usize> {
     (0..n).map(|i| i * len / n).collect()
 }
 
+/// The held-out losses of a saved model on the held-out games of `shards`, measured as a
+/// generation's validation measures them: the yardstick a model trained elsewhere on the
+/// same games (another network, another schedule) is compared with.
+pub fn held_out_losses(variant: &'static Variant, net: &Net, shards: &[PathBuf], cfg: &TrainerConfig) -> Option<LossStats> {
+    let window = Window::load_looking_ahead(variant, shards, cfg.validation_fraction, cfg.value_horizon);
+    validate(net, &Batcher::new(variant, false), &window, cfg).map(|(losses, _)| losses)
+}
+
 /// Mean eval-mode losses over (up to `validation_positions` of) the held-out games, and
 /// the value head's calibration there. The value target is the game's result alone,
 /// whatever the training target mixes in: this measures prediction of real outcomes.

@@ -2,6 +2,7 @@
 //! and fetched, and how the run's config is agreed; and the local copy a role keeps.
 
 use crate::config::{config_differences, RunConfig};
+pub(super) use crate::run_dir::files_under;
 use anyhow::{anyhow, bail, Context, Result};
 use records::run_dir::{content_hash, keys, ManifestFile, ModelManifest, RunDir, StepManifest};
 use std::path::{Path, PathBuf};
@@ -253,7 +254,7 @@ pub(super) fn sync_up(store: &Store, local: &RunDir, prefix: &str) -> Result<()>
         return Ok(());
     }
     let base = local.0.join(prefix);
-    let files: Vec<PathBuf> = if base.is_file() { vec![base] } else { walk(&base) };
+    let files: Vec<PathBuf> = if base.is_file() { vec![base] } else { files_under(&base) };
     for f in files {
         let key = f.strip_prefix(&local.0).expect("under the run").to_string_lossy().replace('\\', "/");
         if key.rsplit('/').next().is_some_and(|n| n.starts_with('.')) {
@@ -262,22 +263,6 @@ pub(super) fn sync_up(store: &Store, local: &RunDir, prefix: &str) -> Result<()>
         store.put(&key, std::fs::read(&f).with_context(|| format!("reading {}", f.display()))?)?;
     }
     Ok(())
-}
-
-pub(super) fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                out.extend(walk(&p));
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// The run's config as a trainer given `cfg` (or none: the stored one) works with it, and

@@ -2,8 +2,8 @@
 //! model (fenced: docs/FLEET.md, "Fencing") and evaluates it.
 
 use super::protocol::{
-    agreed_config, copy_dir, count_games, fetch_model, finished_games, in_place, model_manifest_of, read_manifest, read_step_manifest, sync_down, sync_up,
-    walk, ModelFiles,
+    agreed_config, copy_dir, count_games, fetch_model, files_under, finished_games, in_place, model_manifest_of, read_manifest, read_step_manifest, sync_down,
+    sync_up, ModelFiles,
 };
 use crate::config::RunConfig;
 use crate::stages;
@@ -290,7 +290,7 @@ fn model_zero(store: &Store, local: &RunDir, cfg: &RunConfig, opts: &TrainerOpti
     }
     if cfg.teacher.enabled() {
         stages::teacher_stage(local, cfg, show)?;
-        let shards: Vec<String> = walk(&local.selfplay(0))
+        let shards: Vec<String> = files_under(&local.selfplay(0))
             .iter()
             .filter(|p| p.extension().is_some_and(|x| x == "shard"))
             .map(|p| format!("{}/{}", keys::selfplay_dir(0), p.file_name().unwrap().to_string_lossy()))
