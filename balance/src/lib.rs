@@ -20,6 +20,7 @@
 //! - [`gamestats`]: what the pocket and the Copper do in each cell's games;
 //! - [`report`]: the table, `summary.json`, CSVs and game records;
 //! - [`pool`]: the cells of studies played apart (other seeds) added together;
+//! - [`price`]: the edge's price, from matches at unequal budgets (a logistic fit);
 //! - [`plots`]: the SVG plots.
 
 pub mod config;
@@ -29,6 +30,7 @@ pub mod netview;
 pub mod phasevalues;
 pub mod plots;
 pub mod pool;
+pub mod price;
 pub mod registry;
 pub mod report;
 pub mod results;

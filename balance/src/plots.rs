@@ -86,3 +86,35 @@ pub fn write_plots(dir: &Path, rep: &StudyReport, generation_of_tier: &BTreeMap<
     }
     Ok(())
 }
+
+/// The edge's price: Black's score at each budget ratio (95% bars) and the fitted logistic
+/// curve, against log2 of Black's budget over White's.
+pub fn price_plot(path: &Path, report: &crate::price::PriceReport) -> Result<(), String> {
+    let observed: Vec<(f64, f64, f64, f64)> = report
+        .settings
+        .iter()
+        .map(|s| {
+            let n = s.games as f64;
+            let score = s.black_points / n;
+            let half = 1.959964 * (score * (1.0 - score) / n).sqrt();
+            ((s.black_budget / s.white_budget).log2(), score, (score - half).max(0.0), (score + half).min(1.0))
+        })
+        .collect();
+    let (x0, x1) = observed.iter().fold((0.0f64, 0.0f64), |(a, b), p| (a.min(p.0), b.max(p.0)));
+    let fitted: Vec<(f64, f64, f64, f64)> = (0..=40)
+        .map(|i| {
+            let x = x0 + (x1 - x0) * i as f64 / 40.0;
+            let y = crate::price::fitted_score(&report.fit, x);
+            (x, y, y, y)
+        })
+        .collect();
+    let level = vec![(x0, 0.5, 0.5, 0.5), (x1, 0.5, 0.5, 0.5)];
+    let title = format!("Black's score against the budget ratio ({})", report.unit);
+    band_chart(
+        path,
+        &title,
+        "log2(Black's budget / White's)",
+        "Black's score",
+        &[("observed (95%)", RGBColor(31, 119, 180), observed), ("logistic fit", RGBColor(214, 39, 40), fitted), ("level", RGBColor(127, 127, 127), level)],
+    )
+}

@@ -49,6 +49,7 @@ const COMMAND_GROUPS: &[(&str, &[(&str, &str)])] = &[
         &[
             ("balance", "Black's score at each start of the start family, per strength tier"),
             ("balance-pool", "pool studies played apart into one table, tiers compared"),
+            ("balance-price", "the edge's price: the budget ratio at which the first mover scores level"),
         ],
     ),
     ("Many machines", &[("trainer", "the trainer of a run in a store (S3 or a directory)"), ("worker", "a self-play and tournament worker of a store")]),
@@ -420,6 +421,23 @@ enum Command {
         #[arg(long, default_value = "pooled")]
         name: String,
         /// Where to write the pooled files.
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
+    /// The price of the first mover's edge: from `copper arena` matches between two budgets
+    /// of one player (simulations, nodes or movetime; colours paired; one start, no random
+    /// plies), Black's score is fitted as logistic in log(Black's budget / White's); prints
+    /// Black's score at equal budgets, the Elo of a doubling, and the budget ratio at which
+    /// Black scores 50% with its Fieller interval; writes price.csv, price.json, price.svg.
+    #[command(after_help = "Example:\n  copper balance-price data/arena/price-ab-1 data/arena/price-ab-2 data/arena/price-ab-4 --out data/balance/price-ab")]
+    BalancePrice {
+        /// Arena tournament directories (tournament.toml and results.jsonl).
+        #[arg(required = true, num_args = 1..)]
+        matches: Vec<std::path::PathBuf>,
+        /// Confidence of the intervals.
+        #[arg(long, default_value_t = 0.95)]
+        confidence: f64,
+        /// Where to write the report.
         #[arg(long)]
         out: std::path::PathBuf,
     },
@@ -936,6 +954,33 @@ fn run(cli: Cli) -> Result<()> {
                 println!("{} on the same held-out games: {:.4} (policy {:.4}, value {:.4})", m.display(), r[0], r[1], r[2]);
             }
             println!("curve: {}, model: {}", out.join("curve.tsv").display(), out.join("model").display());
+        }
+        Command::BalancePrice { matches, confidence, out } => {
+            anyhow::ensure!(confidence > 0.0 && confidence < 1.0, "--confidence {confidence}: expected a number in (0, 1)");
+            let dirs: Vec<&std::path::Path> = matches.iter().map(|p| p.as_path()).collect();
+            let r = balance::price::price_report(&dirs, &out, confidence)?;
+            let pct = confidence * 100.0;
+            for s in &r.settings {
+                println!(
+                    "Black {} {} against White {}: {:.1}/{} ({:.3})",
+                    s.black_budget,
+                    r.unit,
+                    s.white_budget,
+                    s.black_points,
+                    s.games,
+                    s.black_points / s.games as f64
+                );
+            }
+            let p = &r.price;
+            println!("Black's score at equal budgets: {:.3} [{:.3}, {:.3}] ({pct:.0}%)", p.level_score.0, p.level_score.1, p.level_score.2);
+            println!("a doubling of one side's budget: {:+.0} Elo [{:+.0}, {:+.0}]", p.elo_per_doubling.0, p.elo_per_doubling.1, p.elo_per_doubling.2);
+            match p.ratio_interval {
+                Some((lo, hi)) => println!("level when Black's budget is {:.2}x White's [{lo:.2}, {hi:.2}]", p.ratio),
+                None => {
+                    println!("level when Black's budget is {:.2}x White's (interval unbounded: the budgets' effect is not distinguishable from zero)", p.ratio)
+                }
+            }
+            println!("written: {}", out.join("price.csv").display());
         }
         Command::Average { out, models } => {
             model::average_models(&models, &out)?;
