@@ -190,7 +190,8 @@ enum Command {
         /// The network as BLOCKSxCHANNELS (default: the run's).
         #[arg(long)]
         network: Option<String>,
-        /// Optimiser steps.
+        /// Optimiser steps (0: only measure the run's model of the last generation on the
+        /// held-out games and on as many training positions).
         #[arg(long, default_value_t = 6000)]
         steps: u32,
         /// Steps between held-out measurements.
@@ -951,7 +952,10 @@ fn run(cli: Cli) -> Result<()> {
                 println!("{}x{} after {step} steps: held-out loss {:.4} (policy {:.4}, value {:.4})", blocks, channels, h[0], h[1], h[2]);
             }
             if let (Some(r), Some(m)) = (curve.reference, &curve.reference_model) {
-                println!("{} on the same held-out games: {:.4} (policy {:.4}, value {:.4})", m.display(), r[0], r[1], r[2]);
+                println!("{} on the held-out games: {:.4} (policy {:.4}, value {:.4})", m.display(), r[0], r[1], r[2]);
+                if let Some(t) = curve.reference_train {
+                    println!("{} on as many training positions: {:.4} (policy {:.4}, value {:.4})", m.display(), t[0], t[1], t[2]);
+                }
             }
             println!("curve: {}, model: {}", out.join("curve.tsv").display(), out.join("model").display());
         }

@@ -237,6 +237,16 @@ pub struct Net {
 impl Net {
     /// Builds a freshly initialised network on `device` (use [`crate::cpu_train_device`] to
     /// train it, [`crate::cpu_device`] for inference).
+    /// A fresh network whose weights follow from `seed` alone. Burn's initialiser draws
+    /// from one process-wide generator, so seeding and construction are done under one
+    /// lock: two threads making networks at once would otherwise interleave their draws.
+    pub fn seeded(config: &NetConfig, device: &Device, seed: u64) -> Result<Self, ConfigError> {
+        static INIT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _guard = INIT.lock().unwrap_or_else(|p| p.into_inner());
+        device.seed(seed);
+        Net::new(config, device)
+    }
+
     pub fn new(config: &NetConfig, device: &Device) -> Result<Self, ConfigError> {
         config.validate()?;
         let c = config.channels;

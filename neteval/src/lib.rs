@@ -85,8 +85,7 @@ pub fn save_random_model(variant: &'static Variant, dir: &Path, blocks: usize, c
     let (h, w) = planes.board_shape();
     let config = model::NetConfig::new(planes.num_planes(), h, w, actions.num_planes()).with_tower(blocks, channels);
     let device = model::cpu_device();
-    device.seed(seed);
-    let net = model::Net::new(&config, &device).map_err(|e| model::ModelIoError::Manifest { path: dir.to_path_buf(), message: e.to_string() })?;
+    let net = model::Net::seeded(&config, &device, seed).map_err(|e| model::ModelIoError::Manifest { path: dir.to_path_buf(), message: e.to_string() })?;
     let tag = model::GameTag {
         variant: variant.name.clone(),
         options: variant.options.clone(),

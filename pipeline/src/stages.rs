@@ -396,8 +396,7 @@ pub fn bench_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, games: u32) -> 
         Some(dir) => model::load_model(dir, &model::cpu_device())?,
         None => {
             let device = model::cpu_device();
-            device.seed(cfg.seed);
-            model::Net::new(&cfg.net_config()?, &device).map_err(|e| anyhow::anyhow!("{e}"))?
+            model::Net::seeded(&cfg.net_config()?, &device, cfg.seed).map_err(|e| anyhow::anyhow!("{e}"))?
         }
     };
     let c = net.config().clone();

@@ -21,5 +21,6 @@ mod train;
 pub use checkpoint::{Checkpoint, CheckpointError};
 pub use config::{TrainerConfig, TrainerConfigError};
 pub use train::{
-    game_tag, held_out_losses, prune_uses, start_from_model, train_generation, validation_indices, GenerationReport, StepLoss, TrainError, TrainJob, UseSummary,
+    game_tag, prune_uses, split_losses, start_from_model, train_generation, validation_indices, GenerationReport, SplitLosses, StepLoss, TrainError, TrainJob,
+    UseSummary,
 };

@@ -9,7 +9,6 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rules::Variant;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 /// Called after every optimiser step with (step, steps, loss).
 pub type OnStep<'a> = dyn Fn(u32, u32, &StepLoss) + Sync + 'a;
@@ -116,13 +115,8 @@ pub enum TrainError {
     Other(String),
 }
 
-/// Burn seeds its initialiser globally; serialise seeding and construction.
-static INIT: Mutex<()> = Mutex::new(());
-
 fn fresh_net(config: &NetConfig, seed: u64, device: &model::Device) -> Result<Net, TrainError> {
-    let _guard = INIT.lock().unwrap();
-    device.seed(seed);
-    Net::new(config, device).map_err(|e| TrainError::Other(e.to_string()))
+    Net::seeded(config, device, seed).map_err(|e| TrainError::Other(e.to_string()))
 }
 
 fn train_config(c: &TrainerConfig) -> TrainConfig {
@@ -342,26 +336,54 @@ pub fn validation_indices(len: usize, n: usize) -> Vec<usize> {
     (0..n).map(|i| i * len / n).collect()
 }
 
-/// The held-out losses of a saved model on the held-out games of `shards`, measured as a
-/// generation's validation measures them: the yardstick a model trained elsewhere on the
-/// same games (another network, another schedule) is compared with.
-pub fn held_out_losses(variant: &'static Variant, net: &Net, shards: &[PathBuf], cfg: &TrainerConfig) -> Option<LossStats> {
+/// A saved model's losses on the games of `shards`, measured as a generation's validation
+/// measures the held-out games (eval mode, no mirror, the game result as the value
+/// target): on the held-out games, and on as many of the training positions, evenly
+/// spaced. Their difference is how much the model has learnt the positions it trained
+/// on rather than the game; the held-out figure is also the yardstick a model trained
+/// elsewhere on the same games (another network, another schedule) is compared with.
+pub fn split_losses(variant: &'static Variant, net: &Net, shards: &[PathBuf], cfg: &TrainerConfig) -> SplitLosses {
     let window = Window::load_looking_ahead(variant, shards, cfg.validation_fraction, cfg.value_horizon);
-    validate(net, &Batcher::new(variant, false), &window, cfg).map(|(losses, _)| losses)
+    let batcher = Batcher::new(variant, false);
+    let held_out = validate(net, &batcher, &window, cfg).map(|(losses, _)| losses);
+    let train = mean_losses(net, &batcher, &window, &window.train, cfg).map(|(losses, _)| losses);
+    SplitLosses { held_out, train, held_out_positions: window.validation.len(), train_positions: window.train.len() }
+}
+
+/// [`split_losses`]' result; `None` where the split has no position.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SplitLosses {
+    pub held_out: Option<LossStats>,
+    pub train: Option<LossStats>,
+    pub held_out_positions: usize,
+    pub train_positions: usize,
 }
 
 /// Mean eval-mode losses over (up to `validation_positions` of) the held-out games, and
 /// the value head's calibration there. The value target is the game's result alone,
 /// whatever the training target mixes in: this measures prediction of real outcomes.
+/// The held-out games measured are the self-play games of the window where it has any:
+/// a window that keeps the teacher's games holds far more of them (2,000 games against
+/// four generations of ~190), and their targets (the teacher's scores) are not the ones
+/// self-play trains towards, so a mixed figure mostly measured the distance from the
+/// teacher (docs/ABLATIONS.md, "Why it stops", corrected 2026-11-28).
 fn validate(net: &Net, batcher: &Batcher, window: &Window, cfg: &TrainerConfig) -> Option<(LossStats, Calibration)> {
-    let n = window.validation.len().min(cfg.validation_positions);
+    let own: Vec<Sample> = window.validation.iter().filter(|s| s.generation > 0).cloned().collect();
+    let samples = if own.is_empty() { &window.validation[..] } else { &own[..] };
+    mean_losses(net, batcher, window, samples, cfg)
+}
+
+/// Eval-mode losses over up to `validation_positions` of `samples` (evenly spaced) and the
+/// value head's calibration there, the value target being the game's result alone.
+fn mean_losses(net: &Net, batcher: &Batcher, window: &Window, samples: &[Sample], cfg: &TrainerConfig) -> Option<(LossStats, Calibration)> {
+    let n = samples.len().min(cfg.validation_positions);
     if n == 0 {
         return None;
     }
     let mut sum = [0.0f64; 3];
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     let no_mirror = Batcher::new(batcher.planes().variant(), false);
-    let sample: Vec<&Sample> = validation_indices(window.validation.len(), n).into_iter().map(|i| &window.validation[i]).collect();
+    let sample: Vec<&Sample> = validation_indices(samples.len(), n).into_iter().map(|i| &samples[i]).collect();
     let mut predictions = Vec::with_capacity(n);
     for chunk in sample.chunks(cfg.batch_size) {
         let records: Vec<_> = chunk.iter().map(|s| &s.record).collect();
