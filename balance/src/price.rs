@@ -191,6 +191,29 @@ pub struct Setting {
     pub white_budget: f64,
     pub games: u64,
     pub black_points: f64,
+    pub black_wins: u64,
+    pub draws: u64,
+    pub white_wins: u64,
+}
+
+impl Setting {
+    fn add(&mut self, black_score: f64) {
+        self.games += 1;
+        self.black_points += black_score;
+        match black_score {
+            x if x > 0.75 => self.black_wins += 1,
+            x if x < 0.25 => self.white_wins += 1,
+            _ => self.draws += 1,
+        }
+    }
+
+    /// The setting's games, one per result (the fit depends on the games only through
+    /// these counts at each ratio).
+    fn games(&self) -> impl Iterator<Item = OddsGame> + '_ {
+        let x = (self.black_budget / self.white_budget).ln();
+        let of = |n: u64, y: f64| std::iter::repeat_n(OddsGame { log_ratio: x, black_score: y }, n as usize);
+        of(self.black_wins, 1.0).chain(of(self.draws, 0.5)).chain(of(self.white_wins, 0.0))
+    }
 }
 
 /// The games of arena tournament directories (`tournament.toml`, `results.jsonl`), each
@@ -220,8 +243,7 @@ pub fn games_of_matches(dirs: &[&Path]) -> Result<(Vec<OddsGame>, Vec<Setting>, 
             let g = games.last().expect("just pushed");
             let (bb, wb) = black_white_budgets(r, &budgets).expect("checked by odds_game");
             let s = settings.entry((bb.to_bits(), wb.to_bits())).or_insert(Setting { black_budget: bb, white_budget: wb, ..Default::default() });
-            s.games += 1;
-            s.black_points += g.black_score;
+            s.add(g.black_score);
         }
     }
     let mut settings: Vec<Setting> = settings.into_values().collect();
@@ -277,11 +299,67 @@ pub struct PriceReport {
     pub price: Price,
 }
 
-/// Fits the games of the matches in `dirs` and writes `price.json`, `price.csv` (one row
-/// per budget setting with Black's score and its interval, then the fit's rows) and
-/// `price.svg` (Black's score against the budget ratio, observed and fitted) into `out`.
-pub fn price_report(dirs: &[&Path], out: &Path, confidence: f64) -> Result<PriceReport, BalanceError> {
-    let (games, settings, start_sfen, unit) = games_of_matches(dirs)?;
+/// The settings of an earlier report's `price.csv` (its `setting` rows), with their unit
+/// and start: a report refits from its own committed table.
+pub fn settings_of_csv(path: &Path) -> Result<(Vec<Setting>, String, String), BalanceError> {
+    let bad = |what: String| BalanceError::Invalid(format!("{}: {what}", path.display()));
+    let mut reader = csv::Reader::from_path(path).map_err(|e| bad(e.to_string()))?;
+    let headers = reader.headers().map_err(|e| bad(e.to_string()))?.clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).ok_or_else(|| bad(format!("no column '{name}'")));
+    let (row, unit, start, bb, wb, w, d, l) =
+        (col("row")?, col("unit")?, col("start")?, col("black_budget")?, col("white_budget")?, col("black_wins")?, col("draws")?, col("white_wins")?);
+    let (mut settings, mut units, mut starts) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, rec) in reader.records().enumerate() {
+        let rec = rec.map_err(|e| bad(e.to_string()))?;
+        if rec.get(row) != Some("setting") {
+            continue;
+        }
+        let num = |c: usize| {
+            rec.get(c)
+                .and_then(|v| v.parse::<f64>().ok())
+                .ok_or_else(|| bad(format!("line {}: column {} is not a number", i + 2, headers.get(c).unwrap_or("?"))))
+        };
+        let count =
+            |c: usize| num(c).and_then(|v| if v >= 0.0 && v.fract() == 0.0 { Ok(v as u64) } else { Err(bad(format!("line {}: a count of {v}", i + 2))) });
+        let (black_budget, white_budget) = (num(bb)?, num(wb)?);
+        if !(black_budget > 0.0 && white_budget > 0.0) {
+            return Err(bad(format!("line {}: budgets must be positive", i + 2)));
+        }
+        let mut s = Setting { black_budget, white_budget, ..Default::default() };
+        for (n, y) in [(count(w)?, 1.0), (count(d)?, 0.5), (count(l)?, 0.0)] {
+            for _ in 0..n {
+                s.add(y);
+            }
+        }
+        settings.push(s);
+        units.push(rec.get(unit).unwrap_or_default().to_string());
+        starts.push(rec.get(start).unwrap_or_default().to_string());
+    }
+    Ok((settings, units.first().cloned().unwrap_or_default(), starts.first().cloned().unwrap_or_default()))
+}
+
+/// Fits the games of `inputs` — arena match directories, or earlier reports' `price.csv`
+/// files — and writes `price.json`, `price.csv` (one row per budget setting with its
+/// counts, Black's score and its interval, then the fit's rows) and `price.svg` (Black's
+/// score against the budget ratio, observed and fitted) into `out`.
+pub fn price_report(inputs: &[&Path], out: &Path, confidence: f64) -> Result<PriceReport, BalanceError> {
+    let (dirs, tables): (Vec<&Path>, Vec<&Path>) = inputs.iter().partition(|p| p.is_dir());
+    let (_, mut settings, mut start_sfen, mut unit) = if dirs.is_empty() { Default::default() } else { games_of_matches(&dirs)? };
+    for t in tables {
+        let (more, u, start) = settings_of_csv(t)?;
+        if !dirs.is_empty() || !settings.is_empty() {
+            if u != unit {
+                return Err(BalanceError::Invalid(format!("{}: budgets in {u}, the other inputs' in {unit}", t.display())));
+            }
+            if start != start_sfen {
+                return Err(BalanceError::Invalid(format!("{}: start '{start}', the other inputs' '{start_sfen}'", t.display())));
+            }
+        }
+        (unit, start_sfen) = (u, start);
+        settings.extend(more);
+    }
+    settings.sort_by(|a, b| (a.black_budget / a.white_budget).total_cmp(&(b.black_budget / b.white_budget)));
+    let games: Vec<OddsGame> = settings.iter().flat_map(|s| s.games()).collect();
     let fit = fit_logistic(&games)?;
     let report = PriceReport { start_sfen, unit, confidence, settings, fit, price: price(&fit, confidence) };
     std::fs::create_dir_all(out).map_err(io_err(out))?;
@@ -289,29 +367,35 @@ pub fn price_report(dirs: &[&Path], out: &Path, confidence: f64) -> Result<Price
     let path = out.join("price.json");
     records::write_atomic(&path, &json).map_err(io_err(&path))?;
     let z = z_for_confidence(confidence);
-    let mut csv = String::from("row,black_budget,white_budget,log2_ratio,games,black_score,lo,hi,elo\n");
+    let mut csv = String::from("row,unit,start,black_budget,white_budget,log2_ratio,games,black_wins,draws,white_wins,black_score,lo,hi,elo\n");
+    let (u, st) = (&report.unit, &report.start_sfen);
     for s in &report.settings {
         let score = s.black_points / s.games as f64;
         // Normal interval of a mean of scores bounded in [0, 1] (no draw correction: conservative).
         let half = z * (score * (1.0 - score) / s.games as f64).sqrt();
         csv += &format!(
-            "setting,{},{},{:.4},{},{:.4},{:.4},{:.4},{:.1}\n",
+            "setting,{u},{st},{},{},{:.4},{},{},{},{},{:.4},{:.4},{:.4},{:.1}\n",
             s.black_budget,
             s.white_budget,
             (s.black_budget / s.white_budget).log2(),
             s.games,
+            s.black_wins,
+            s.draws,
+            s.white_wins,
             score,
             (score - half).max(0.0),
             (score + half).min(1.0),
             elo(score)
         );
     }
+    // The fit's rows: the estimate and its interval in black_score, lo, hi.
     let p = &report.price;
-    csv += &format!("level_score,,,0,{},{:.4},{:.4},{:.4},{:.1}\n", fit.games, p.level_score.0, p.level_score.1, p.level_score.2, elo(p.level_score.0));
-    csv += &format!("elo_per_doubling,,,,{},{:.1},{:.1},{:.1},\n", fit.games, p.elo_per_doubling.0, p.elo_per_doubling.1, p.elo_per_doubling.2);
+    let n = fit.games;
+    csv += &format!("level_score,{u},{st},,,0,{n},,,,{:.4},{:.4},{:.4},{:.1}\n", p.level_score.0, p.level_score.1, p.level_score.2, elo(p.level_score.0));
+    csv += &format!("elo_per_doubling,{u},{st},,,,{n},,,,{:.1},{:.1},{:.1},\n", p.elo_per_doubling.0, p.elo_per_doubling.1, p.elo_per_doubling.2);
     let (lo, hi) = p.ratio_interval.map_or((f64::INFINITY, f64::INFINITY), |(a, b)| (a, b));
     let cell = |v: f64| if v.is_finite() { format!("{v:.4}") } else { "unbounded".into() };
-    csv += &format!("price_ratio,,,{:.4},{},{},{},{},\n", p.ratio.log2(), fit.games, cell(p.ratio), cell(lo), cell(hi));
+    csv += &format!("price_ratio,{u},{st},,,{:.4},{n},,,,{},{},{},\n", p.ratio.log2(), cell(p.ratio), cell(lo), cell(hi));
     let path = out.join("price.csv");
     records::write_atomic(&path, csv.as_bytes()).map_err(io_err(&path))?;
     crate::plots::price_plot(&out.join("price.svg"), &report).map_err(BalanceError::Invalid)?;

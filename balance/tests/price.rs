@@ -59,6 +59,12 @@ fn matches_at_unequal_budgets_give_the_settings_and_a_fitted_price() {
     let csv = std::fs::read_to_string(out.join("price.csv")).unwrap();
     assert_eq!(csv.lines().filter(|l| l.starts_with("setting,")).count(), 3, "{csv}");
     assert!(csv.lines().any(|l| l.starts_with("price_ratio,")), "{csv}");
+
+    // The committed table alone gives the same fit: the games matter only by their counts.
+    let again = price_report(&[&out.join("price.csv")], &dir.path().join("again"), 0.95).unwrap();
+    assert_eq!(again.settings, report.settings);
+    assert!((again.fit.b0 - report.fit.b0).abs() < 1e-9 && (again.fit.b1 - report.fit.b1).abs() < 1e-9, "{:?} against {:?}", again.fit, report.fit);
+    assert_eq!((again.unit.as_str(), again.start_sfen.as_str()), (report.unit.as_str(), report.start_sfen.as_str()));
 }
 
 #[test]

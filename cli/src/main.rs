@@ -429,10 +429,12 @@ enum Command {
     /// of one player (simulations, nodes or movetime; colours paired; one start, no random
     /// plies), Black's score is fitted as logistic in log(Black's budget / White's); prints
     /// Black's score at equal budgets, the Elo of a doubling, and the budget ratio at which
-    /// Black scores 50% with its Fieller interval; writes price.csv, price.json, price.svg.
+    /// Black scores 50% with its Fieller interval; writes price.csv (refittable: it holds
+    /// each setting's counts), price.json, price.svg.
     #[command(after_help = "Example:\n  copper balance-price data/arena/price-ab-1 data/arena/price-ab-2 data/arena/price-ab-4 --out data/balance/price-ab")]
     BalancePrice {
-        /// Arena tournament directories (tournament.toml and results.jsonl).
+        /// Arena tournament directories (tournament.toml and results.jsonl), or earlier
+        /// reports' price.csv (refitted from their counts).
         #[arg(required = true, num_args = 1..)]
         matches: Vec<std::path::PathBuf>,
         /// Confidence of the intervals.
