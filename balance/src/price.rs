@@ -44,7 +44,7 @@ use crate::error::{io_err, BalanceError};
 use arena::runner::JobResult;
 use arena::stats::{elo_from_score, z_for_confidence};
 use players::limits::Limit;
-use players::spec::PlayerSpec;
+use players::spec::{Kind, PlayerSpec};
 use rules::{Color, Outcome};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -175,10 +175,11 @@ pub fn price(fit: &LogisticFit, confidence: f64) -> Price {
     }
 }
 
-/// A player's budget a move: simulations or nodes, or milliseconds; the unit names it.
+/// A player's budget a move: simulations (a search over the network), nodes (alpha-beta,
+/// an engine) or milliseconds; the unit names it.
 fn budget(spec: &PlayerSpec) -> Result<(f64, &'static str), BalanceError> {
     match spec.limit {
-        Some(Limit::Nodes(n)) if n > 0 => Ok((n as f64, "nodes")),
+        Some(Limit::Nodes(n)) if n > 0 => Ok((n as f64, if matches!(spec.kind, Kind::Checkpoint(_) | Kind::Uniform) { "simulations" } else { "nodes" })),
         Some(Limit::MoveTime(ms)) if ms > 0 => Ok((ms as f64, "ms")),
         _ => Err(BalanceError::Invalid(format!("player '{}': the price needs a budget of nodes=N (sims=N) or movetime=MS, not {:?}", spec.name, spec.limit))),
     }
@@ -489,6 +490,15 @@ mod tests {
         assert!((0.92..=0.98).contains(&rate(cover_level)), "level score covered in {}", rate(cover_level));
         assert!(bounded == studies, "every study of 3,600 games bounds the price ({bounded})");
         assert!((0.92..=0.98).contains(&rate(cover_price)), "price covered in {}", rate(cover_price));
+    }
+
+    #[test]
+    fn a_budget_is_named_by_what_it_counts() {
+        let of = |t: &str| budget(&PlayerSpec::parse(t).unwrap()).map(|(b, u)| (b, u.to_string()));
+        assert_eq!(of("checkpoint,sims=100").unwrap(), (100.0, "simulations".into()));
+        assert_eq!(of("alphabeta,nodes=16000").unwrap(), (16000.0, "nodes".into()));
+        assert_eq!(of("alphabeta,movetime=100").unwrap(), (100.0, "ms".into()));
+        assert!(of("alphabeta,depth=3").unwrap_err().to_string().contains("nodes=N"));
     }
 
     #[test]
