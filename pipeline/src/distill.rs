@@ -7,8 +7,10 @@
 //! own window's positions rather than the game).
 //!
 //! Layout of the output directory: `distill.json` (the job, so that a rerun resumes only
-//! the same job), `trainer.ckpt`, `curve.json` and `curve.tsv` (one row per report),
-//! `curve.svg`, and `model/` (the network after the last finished report).
+//! the same job), `trainer.ckpt`, `curve.json` and `curve.tsv` (one row per report: the
+//! mean loss of its training steps and the held-out losses after them; the `reference`
+//! row's training columns are the run's model measured on training positions as on the
+//! held-out ones), `curve.svg`, and `model/` (the network after the last finished report).
 
 use crate::config::RunConfig;
 use crate::run_dir::{files_under, read_json, write_json, RunDir};
@@ -137,6 +139,9 @@ pub fn distill(job: &DistillJob, out: &Path, show: bool) -> Result<Curve> {
         }
     }
 
+    if job.steps == 0 && curve.reference.is_none() {
+        bail!("--steps 0 measures the run's model of generation {}, and {} has none", job.generations.1, run.model(job.generations.1).display());
+    }
     let reports = job.steps.div_ceil(job.report_every);
     let pb = bar(job.steps as u64, "distill", show);
     for r in 0..reports {
@@ -398,5 +403,10 @@ mod tests {
         j.generations = (2, 1);
         let e = distill(&j, &dir.path().join("out2"), false).unwrap_err().to_string();
         assert!(e.contains("the first is after the last"), "{e}");
+        // Nothing to measure: generation 1 has games but no model.
+        let mut measure = job(&run_dir, 0);
+        measure.generations = (1, 1);
+        let e = distill(&measure, &dir.path().join("out3"), false).unwrap_err().to_string();
+        assert!(e.contains("--steps 0") && e.contains("gen-0001"), "{e}");
     }
 }
