@@ -346,7 +346,8 @@ pub fn split_losses(variant: &'static Variant, net: &Net, shards: &[PathBuf], cf
     let window = Window::load_looking_ahead(variant, shards, cfg.validation_fraction, cfg.value_horizon);
     let batcher = Batcher::new(variant, false);
     let held_out = validate(net, &batcher, &window, cfg).map(|(losses, _)| losses);
-    let train = mean_losses(net, &batcher, &window, &window.train, cfg).map(|(losses, _)| losses);
+    let train_samples: Vec<&Sample> = window.train.iter().collect();
+    let train = mean_losses(net, &batcher, &window, &train_samples, cfg).map(|(losses, _)| losses);
     SplitLosses { held_out, train, held_out_positions: window.validation.len(), train_positions: window.train.len() }
 }
 
@@ -365,17 +366,17 @@ pub struct SplitLosses {
 /// The held-out games measured are the self-play games of the window where it has any:
 /// a window that keeps the teacher's games holds far more of them (2,000 games against
 /// four generations of ~190), and their targets (the teacher's scores) are not the ones
-/// self-play trains towards, so a mixed figure mostly measured the distance from the
-/// teacher (docs/ABLATIONS.md, "Why it stops", corrected 2026-11-28).
+/// self-play trains towards, so a mixed figure mostly measures the distance from the
+/// teacher (docs/ABLATIONS.md, "The held-out loss corrected").
 fn validate(net: &Net, batcher: &Batcher, window: &Window, cfg: &TrainerConfig) -> Option<(LossStats, Calibration)> {
-    let own: Vec<Sample> = window.validation.iter().filter(|s| s.generation > 0).cloned().collect();
-    let samples = if own.is_empty() { &window.validation[..] } else { &own[..] };
-    mean_losses(net, batcher, window, samples, cfg)
+    let own: Vec<&Sample> = window.validation.iter().filter(|s| s.generation > 0).collect();
+    let samples = if own.is_empty() { window.validation.iter().collect() } else { own };
+    mean_losses(net, batcher, window, &samples, cfg)
 }
 
 /// Eval-mode losses over up to `validation_positions` of `samples` (evenly spaced) and the
 /// value head's calibration there, the value target being the game's result alone.
-fn mean_losses(net: &Net, batcher: &Batcher, window: &Window, samples: &[Sample], cfg: &TrainerConfig) -> Option<(LossStats, Calibration)> {
+fn mean_losses(net: &Net, batcher: &Batcher, window: &Window, samples: &[&Sample], cfg: &TrainerConfig) -> Option<(LossStats, Calibration)> {
     let n = samples.len().min(cfg.validation_positions);
     if n == 0 {
         return None;
@@ -383,7 +384,7 @@ fn mean_losses(net: &Net, batcher: &Batcher, window: &Window, samples: &[Sample]
     let mut sum = [0.0f64; 3];
     let mut rng = ChaCha8Rng::seed_from_u64(0);
     let no_mirror = Batcher::new(batcher.planes().variant(), false);
-    let sample: Vec<&Sample> = validation_indices(samples.len(), n).into_iter().map(|i| &samples[i]).collect();
+    let sample: Vec<&Sample> = validation_indices(samples.len(), n).into_iter().map(|i| samples[i]).collect();
     let mut predictions = Vec::with_capacity(n);
     for chunk in sample.chunks(cfg.batch_size) {
         let records: Vec<_> = chunk.iter().map(|s| &s.record).collect();
