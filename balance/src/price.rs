@@ -185,7 +185,8 @@ fn budget(spec: &PlayerSpec) -> Result<(f64, &'static str), BalanceError> {
     }
 }
 
-/// One match's games by budget setting: Black's and White's budgets and Black's tally.
+/// One match's games by budget setting: Black's (the first mover's) and White's budgets and
+/// Black's tally.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Setting {
     pub black_budget: f64,
@@ -240,11 +241,10 @@ pub fn games_of_matches(dirs: &[&Path]) -> Result<(Vec<OddsGame>, Vec<Setting>, 
         }
         let results = arena::tournament::read_results(&dir.join("results.jsonl")).map_err(|e| bad(e.to_string()))?;
         for r in &results {
-            games.push(odds_game(r, &budgets, &mut start).map_err(|e| bad(format!("game {}: {e}", r.job.id)))?);
-            let g = games.last().expect("just pushed");
-            let (bb, wb) = black_white_budgets(r, &budgets).expect("checked by odds_game");
-            let s = settings.entry((bb.to_bits(), wb.to_bits())).or_insert(Setting { black_budget: bb, white_budget: wb, ..Default::default() });
+            let (g, (mover, other)) = odds_game(r, &budgets, &mut start).map_err(|e| bad(format!("game {}: {e}", r.job.id)))?;
+            let s = settings.entry((mover.to_bits(), other.to_bits())).or_insert(Setting { black_budget: mover, white_budget: other, ..Default::default() });
             s.add(g.black_score);
+            games.push(g);
         }
     }
     let mut settings: Vec<Setting> = settings.into_values().collect();
@@ -258,7 +258,9 @@ fn black_white_budgets(r: &JobResult, budgets: &BTreeMap<String, f64>) -> Result
     Ok((of(&hand.record.black)?, of(&hand.record.white)?))
 }
 
-fn odds_game(r: &JobResult, budgets: &BTreeMap<String, f64>, start: &mut Option<String>) -> Result<OddsGame, String> {
+/// The game as the first mover ("Black") saw it, and the first mover's and the other
+/// side's budgets.
+fn odds_game(r: &JobResult, budgets: &BTreeMap<String, f64>, start: &mut Option<String>) -> Result<(OddsGame, (f64, f64)), String> {
     if r.hands.len() != 1 {
         return Err(format!("{} hands: the price is of single games", r.hands.len()));
     }
@@ -281,7 +283,7 @@ fn odds_game(r: &JobResult, budgets: &BTreeMap<String, f64>, start: &mut Option<
         Outcome::Win(c) if c == mover => 1.0,
         Outcome::Win(_) => 0.0,
     };
-    Ok(OddsGame { log_ratio: (mover_budget / other_budget).ln(), black_score: score })
+    Ok((OddsGame { log_ratio: (mover_budget / other_budget).ln(), black_score: score }, (mover_budget, other_budget)))
 }
 
 /// The Elo-equivalent of a score, for tables.
