@@ -94,10 +94,8 @@ pub fn price_plot(path: &Path, report: &crate::price::PriceReport) -> Result<(),
         .settings
         .iter()
         .map(|s| {
-            let n = s.games as f64;
-            let score = s.black_points / n;
-            let half = 1.959964 * (score * (1.0 - score) / n).sqrt();
-            ((s.black_budget / s.white_budget).log2(), score, (score - half).max(0.0), (score + half).min(1.0))
+            let (score, lo, hi) = s.score_interval(arena::stats::z_for_confidence(report.confidence));
+            ((s.black_budget / s.white_budget).log2(), score, lo, hi)
         })
         .collect();
     let (x0, x1) = observed.iter().fold((0.0f64, 0.0f64), |(a, b), p| (a.min(p.0), b.max(p.0)));
@@ -115,6 +113,6 @@ pub fn price_plot(path: &Path, report: &crate::price::PriceReport) -> Result<(),
         &title,
         "log2(Black's budget / White's)",
         "Black's score",
-        &[("observed (95%)", RGBColor(31, 119, 180), observed), ("logistic fit", RGBColor(214, 39, 40), fitted), ("level", RGBColor(127, 127, 127), level)],
+        &[("observed", RGBColor(31, 119, 180), observed), ("logistic fit", RGBColor(214, 39, 40), fitted), ("level", RGBColor(127, 127, 127), level)],
     )
 }

@@ -199,6 +199,14 @@ pub struct Setting {
 }
 
 impl Setting {
+    /// Black's score with a normal interval at `z` (no draw correction: conservative),
+    /// clamped to [0, 1].
+    pub(crate) fn score_interval(&self, z: f64) -> (f64, f64, f64) {
+        let score = self.black_points / self.games as f64;
+        let half = z * (score * (1.0 - score) / self.games as f64).sqrt();
+        (score, (score - half).max(0.0), (score + half).min(1.0))
+    }
+
     fn add(&mut self, black_score: f64) {
         self.games += 1;
         self.black_points += black_score;
@@ -218,11 +226,10 @@ impl Setting {
     }
 }
 
-/// The games of arena tournament directories (`tournament.toml`, `results.jsonl`), each
+/// The budget settings of arena tournament directories' games (`tournament.toml`, `results.jsonl`), each
 /// with its budget ratio, all from one start and between players whose budgets are of one
 /// unit; and the settings they form. Errors name the directory and what is wrong.
-pub fn games_of_matches(dirs: &[&Path]) -> Result<(Vec<OddsGame>, Vec<Setting>, String, String), BalanceError> {
-    let mut games = Vec::new();
+pub fn games_of_matches(dirs: &[&Path]) -> Result<(Vec<Setting>, String, String), BalanceError> {
     let mut settings: BTreeMap<(u64, u64), Setting> = BTreeMap::new();
     let mut start: Option<String> = None;
     let mut unit: Option<&'static str> = None;
@@ -244,12 +251,11 @@ pub fn games_of_matches(dirs: &[&Path]) -> Result<(Vec<OddsGame>, Vec<Setting>, 
             let (g, (mover, other)) = odds_game(r, &budgets, &mut start).map_err(|e| bad(format!("game {}: {e}", r.job.id)))?;
             let s = settings.entry((mover.to_bits(), other.to_bits())).or_insert(Setting { black_budget: mover, white_budget: other, ..Default::default() });
             s.add(g.black_score);
-            games.push(g);
         }
     }
     let mut settings: Vec<Setting> = settings.into_values().collect();
     settings.sort_by(|a, b| (a.black_budget / a.white_budget).total_cmp(&(b.black_budget / b.white_budget)));
-    Ok((games, settings, start.unwrap_or_default(), unit.unwrap_or("nodes").to_string()))
+    Ok((settings, start.unwrap_or_default(), unit.unwrap_or("nodes").to_string()))
 }
 
 fn black_white_budgets(r: &JobResult, budgets: &BTreeMap<String, f64>) -> Result<(f64, f64), String> {
@@ -347,7 +353,7 @@ pub fn settings_of_csv(path: &Path) -> Result<(Vec<Setting>, String, String), Ba
 /// score against the budget ratio, observed and fitted) into `out`.
 pub fn price_report(inputs: &[&Path], out: &Path, confidence: f64) -> Result<PriceReport, BalanceError> {
     let (dirs, tables): (Vec<&Path>, Vec<&Path>) = inputs.iter().partition(|p| p.is_dir());
-    let (_, mut settings, mut start_sfen, mut unit) = if dirs.is_empty() { Default::default() } else { games_of_matches(&dirs)? };
+    let (mut settings, mut start_sfen, mut unit) = if dirs.is_empty() { Default::default() } else { games_of_matches(&dirs)? };
     for t in tables {
         let (more, u, start) = settings_of_csv(t)?;
         if !dirs.is_empty() || !settings.is_empty() {
@@ -373,9 +379,7 @@ pub fn price_report(inputs: &[&Path], out: &Path, confidence: f64) -> Result<Pri
     let mut csv = String::from("row,unit,start,black_budget,white_budget,log2_ratio,games,black_wins,draws,white_wins,black_score,lo,hi,elo\n");
     let (u, st) = (&report.unit, &report.start_sfen);
     for s in &report.settings {
-        let score = s.black_points / s.games as f64;
-        // Normal interval of a mean of scores bounded in [0, 1] (no draw correction: conservative).
-        let half = z * (score * (1.0 - score) / s.games as f64).sqrt();
+        let (score, lo, hi) = s.score_interval(z);
         csv += &format!(
             "setting,{u},{st},{},{},{:.4},{},{},{},{},{:.4},{:.4},{:.4},{:.1}\n",
             s.black_budget,
@@ -386,8 +390,8 @@ pub fn price_report(inputs: &[&Path], out: &Path, confidence: f64) -> Result<Pri
             s.draws,
             s.white_wins,
             score,
-            (score - half).max(0.0),
-            (score + half).min(1.0),
+            lo,
+            hi,
             elo(score)
         );
     }
