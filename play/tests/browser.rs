@@ -803,7 +803,13 @@ fn a_variation_is_played_from_an_earlier_ply_and_the_main_line_is_kept() {
     let main_refs: Vec<&str> = main.iter().map(String::as_str).collect();
     assert_eq!(read_back(&mut tab), viewer::game::canonical(&position_after(v, &start, &main_refs[..3])));
     // The variation from the list, then the game's end: the person's move is the game's.
-    click(&mut tab, "#moves span.vm[data-i=\"2\"]");
+    // The page redraws between the press and the release, as when a fetch lands mid-click:
+    // the click must still reach the move it was pressed on.
+    let at = js(&mut tab, "(() => { const r = document.querySelector('#moves span.vm[data-i=\"2\"]').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()");
+    let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
+    tab.call("Input.dispatchMouseEvent", serde_json::json!({ "type": "mousePressed", "x": x, "y": y, "button": "left", "clickCount": 1 }));
+    js(&mut tab, "(draw(), true)");
+    tab.call("Input.dispatchMouseEvent", serde_json::json!({ "type": "mouseReleased", "x": x, "y": y, "button": "left", "clickCount": 1 }));
     wait_for(&mut tab, "the variation's end", "!!cur && cur.i === 2");
     assert_eq!(read_back(&mut tab), viewer::game::canonical(&position_after(v, &start, &variation)));
     click(&mut tab, "#last");
