@@ -171,6 +171,26 @@ impl Game {
         self.result = self.compute_result(Some(m));
     }
 
+    /// Plays `line`, legal moves one after another, none of which but the last can end
+    /// the game (a search's path down its tree of unfinished positions): the game's
+    /// verdict, the one costly part of a move, is judged once, after the last move. The
+    /// same game as playing the moves one by one.
+    pub fn play_line_unchecked(&mut self, line: &[Move]) {
+        for &m in line {
+            debug_assert!(self.result.is_none(), "a move of the line after the game ended");
+            let captured = self.position.play_unchecked(m);
+            let gave_check = self.position.in_check();
+            self.moves.push(m);
+            self.plies.push(Ply { key: self.position.key(), gave_check, capture: captured.is_some() });
+            if cfg!(debug_assertions) {
+                self.result = self.compute_result(Some(m));
+            }
+        }
+        if let Some(&last) = line.last() {
+            self.result = self.compute_result(Some(last));
+        }
+    }
+
     /// A move that wins by force within `plies` plies (odd; 1, 3, 5, …) through checks, as
     /// tsume shogi and dlshogi's `mateMoveIn3Ply` search: a move that wins at once, or a
     /// check after which every reply leaves the mover such a move within `plies` − 2
@@ -242,7 +262,7 @@ impl Game {
         if last.is_some() && pos.flag_reached() {
             return win(mover, TerminationReason::Flag);
         }
-        if !pos.has_legal_move() {
+        if !pos.has_legal_move_king_first() {
             let in_check = pos.in_check();
             if let Some(m) = last {
                 let dropped = match m.kind() {
@@ -279,11 +299,14 @@ impl Game {
         // Keys of positions 0..=n (position i is after ply i; 0 is the start).
         let n = self.plies.len();
         let key_at = |i: usize| if i == 0 { self.start.key() } else { self.plies[i - 1].key };
-        let occurrences: Vec<usize> = (0..=n).filter(|&i| key_at(i) == key).collect();
-        if occurrences.len() < 4 {
+        // The fourth occurrence from the end, found without a list: this runs every move.
+        let mut seen = 0;
+        let Some(first) = (0..=n).rev().find(|&i| {
+            seen += usize::from(key_at(i) == key);
+            seen == 4
+        }) else {
             return None;
-        }
-        let first = occurrences[occurrences.len() - 4];
+        };
         let mover = !self.position.side_to_move();
         // Plies first+1..=n; ply i was made by the side to move in position i-1.
         let mut all_checks = [true, true];

@@ -124,3 +124,70 @@ fn the_cheap_mate_in_three_is_the_plain_one_move_for_move() {
         assert!(found > 0, "{name}: no mate in three among {n} positions");
     }
 }
+
+/// Everything a caller can read of a game.
+fn seen(g: &Game) -> (String, Vec<Move>, Option<rules::GameResult>, usize, Vec<Move>) {
+    (g.position().to_sfen(), g.moves().to_vec(), g.result(), g.repetitions(), g.legal_moves().to_vec())
+}
+
+/// `Game::play_line_unchecked` (a search's path, judged once at its end) is the game
+/// played move by move: from every position of random playouts, lines of one to six of
+/// the playout's own moves, their ends among them every way a game ends here (mate, the
+/// flag, the ply limit); and lines that end in fourfold repetition, plain and by
+/// perpetual check, whose verdict only the whole history gives.
+#[test]
+fn a_line_played_at_once_is_the_game_played_move_by_move() {
+    for (i, name) in VARIANTS.iter().enumerate() {
+        let games = positions(name, 20, 301 + i as u64);
+        let mut ended = 0;
+        for (j, g) in games.iter().enumerate() {
+            // The positions of one playout follow one another in `games`.
+            let later: Vec<&Game> = games[j + 1..].iter().take(6).take_while(|h| h.moves().starts_with(g.moves())).collect();
+            for h in later {
+                let line = &h.moves()[g.ply()..];
+                let mut at_once = g.clone();
+                at_once.play_line_unchecked(line);
+                assert_eq!(seen(&at_once), seen(h), "{name}: {} then {line:?}", g.position().to_sfen());
+            }
+            // The playout's last move, as a line's end: the game ends there.
+            if games.get(j + 1).is_none_or(|h| !h.moves().starts_with(g.moves())) {
+                let mut one_by_one = g.clone();
+                let legal = g.legal_moves();
+                let ends = |&&m: &&Move| {
+                    let mut h = g.clone();
+                    h.play_unchecked(m);
+                    h.is_over()
+                };
+                let m = *legal.iter().find(ends).unwrap_or(&legal[0]);
+                one_by_one.play_unchecked(m);
+                let mut at_once = g.clone();
+                at_once.play_line_unchecked(&[m]);
+                assert_eq!(seen(&at_once), seen(&one_by_one), "{name}: {}", g.position().to_sfen());
+                ended += one_by_one.is_over() as usize;
+            }
+        }
+        assert!(ended > 0, "{name}: no line ended a game");
+    }
+    for (name, sfen, shuffle) in [
+        // Kings stepping back and forth: the start's fourth occurrence is a draw.
+        ("shogi", "4k4/9/9/9/9/9/9/9/4K4 b - 1", ["5i5h", "5a5b", "5h5i", "5b5a"]),
+        // Black's rook checks with every move of its own: perpetual check, which Black loses.
+        ("shogi", "R8/4k4/9/9/9/9/9/9/4K4 b - 1", ["9a9b", "5b5a", "9b9a", "5a5b"]),
+    ] {
+        let start = pos(variant(name), sfen);
+        let mut one_by_one = Game::new(start.clone(), None);
+        let mut replayed = one_by_one.clone();
+        let mut line = Vec::new();
+        for u in shuffle.iter().cycle().take(12) {
+            assert!(!one_by_one.is_over(), "{name}: {sfen} ended before {u}");
+            line.push(one_by_one.play_usi(u).unwrap());
+        }
+        assert!(one_by_one.is_over(), "{name}: {sfen} repeats to its end");
+        replayed.play_line_unchecked(&line[..11]);
+        replayed.play_line_unchecked(&line[11..]);
+        let mut at_once = Game::new(start, None);
+        at_once.play_line_unchecked(&line);
+        assert_eq!(seen(&at_once), seen(&one_by_one), "{name}: {sfen}");
+        assert_eq!(seen(&replayed), seen(&one_by_one), "{name}: {sfen}");
+    }
+}

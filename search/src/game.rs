@@ -18,6 +18,14 @@ pub trait SearchGame: Clone {
     fn legal_moves(&self) -> Vec<Self::Move>;
     /// Plays a move from [`SearchGame::legal_moves`].
     fn play(&mut self, m: Self::Move);
+    /// Plays `line` as [`SearchGame::play`] does move by move, where every move but the
+    /// last leads to an unfinished state (a path down the search tree): a game may skip
+    /// judging those states.
+    fn play_line(&mut self, line: &[Self::Move]) {
+        for &m in line {
+            self.play(m);
+        }
+    }
     /// The exact value for the side to move when the game is over, else `None`.
     fn terminal_value(&self) -> Option<f32>;
     /// A legal move that ends the game at once in the mover's favour (mate in one), if
@@ -73,6 +81,9 @@ impl SearchGame for rules::Game {
     #[inline]
     fn play(&mut self, m: rules::Move) {
         self.play_unchecked(m)
+    }
+    fn play_line(&mut self, line: &[rules::Move]) {
+        self.play_line_unchecked(line)
     }
     #[inline]
     fn terminal_value(&self) -> Option<f32> {

@@ -258,6 +258,9 @@ pub struct Search<G: SearchGame> {
     done: bool,
     chosen: Option<G::Move>,
     scratch: Vec<f32>,
+    /// The arena `compact` builds into, kept between moves with its capacity: a fresh
+    /// one per move grew by reallocation into newly mapped pages every search.
+    spare: (Vec<Node>, Vec<Edge<G::Move>>),
 }
 
 impl<G: SearchGame> Search<G> {
@@ -277,6 +280,7 @@ impl<G: SearchGame> Search<G> {
             done: false,
             chosen: None,
             scratch: Vec::new(),
+            spare: (Vec::new(), Vec::new()),
         }
     }
 
@@ -491,8 +495,9 @@ impl<G: SearchGame> Search<G> {
 
     /// Rebuilds the arena with `new_root`'s subtree only (breadth first).
     fn compact(&mut self, new_root: u32) {
-        let mut nodes = Vec::with_capacity(self.nodes.len());
-        let mut edges = Vec::with_capacity(self.edges.len());
+        let (mut nodes, mut edges) = std::mem::take(&mut self.spare);
+        nodes.clear();
+        edges.clear();
         nodes.push(self.nodes[new_root as usize]);
         let mut queue = std::collections::VecDeque::new();
         queue.push_back((new_root, 0u32));
@@ -510,8 +515,7 @@ impl<G: SearchGame> Search<G> {
             }
             nodes[new as usize].first = first;
         }
-        self.nodes = nodes;
-        self.edges = edges;
+        self.spare = (std::mem::replace(&mut self.nodes, nodes), std::mem::replace(&mut self.edges, edges));
     }
 
     /// Asks for an evaluation of `node` (state `state`), or handles a state without moves.
@@ -555,9 +559,8 @@ impl<G: SearchGame> Search<G> {
     /// The root state played down the current path.
     fn replay(&self) -> G {
         let mut g = self.root.clone();
-        for &(_, e) in &self.path {
-            g.play(self.edges[e as usize].mv);
-        }
+        let line: Vec<G::Move> = self.path.iter().map(|&(_, e)| self.edges[e as usize].mv).collect();
+        g.play_line(&line);
         g
     }
 
