@@ -301,12 +301,10 @@ impl Game {
         let key_at = |i: usize| if i == 0 { self.start.key() } else { self.plies[i - 1].key };
         // The fourth occurrence from the end, found without a list: this runs every move.
         let mut seen = 0;
-        let Some(first) = (0..=n).rev().find(|&i| {
+        let first = (0..=n).rev().find(|&i| {
             seen += usize::from(key_at(i) == key);
             seen == 4
-        }) else {
-            return None;
-        };
+        })?;
         let mover = !self.position.side_to_move();
         // Plies first+1..=n; ply i was made by the side to move in position i-1.
         let mut all_checks = [true, true];
