@@ -27,6 +27,19 @@
 //! covariance is `φ̂·(XᵀWX)⁻¹` with the Pearson dispersion
 //! `φ̂ = Σ (yᵢ − pᵢ)²/(pᵢ(1 − pᵢ)) / (n − 2)` (ibid. §9.2.4).
 //!
+//! # Lack of fit
+//!
+//! The logistic line is a model, and the per-game dispersion cannot see it bend. Grouping
+//! the games by budget ratio (`k` groups, `n_g` games, mean score `ȳ_g`, fitted `p_g`), the
+//! Pearson statistic `X² = Σ_g n_g(ȳ_g − p_g)²/(p_g(1 − p_g))`, divided by the
+//! within-group dispersion `φ̂_w = Σ_g Σ_{i∈g}(yᵢ − ȳ_g)²/(p_g(1 − p_g)) / (n − k)`, is
+//! χ² with `k − 2` degrees of freedom when the line holds. Where it does not (p below
+//! [`HETEROGENEITY_P`], with `k > 2`), the covariance is multiplied by the
+//! **heterogeneity factor** `h = X²/(φ̂_w·(k − 2))` and the intervals use Student's t
+//! with `k − 2` degrees of freedom in place of `z` (D. J. Finney, *Probit Analysis*, 3rd
+//! ed., Cambridge 1971, §4.4; the rule of SAS/STAT's PROBIT procedure, `HPROB=0.10`):
+//! the settings' scatter about the line, not the games' count, then bounds the precision.
+//!
 //! # Intervals
 //!
 //! - `σ(β₀)`: `σ(β₀ ± z·√v₀₀)`.
@@ -57,7 +70,10 @@ pub struct OddsGame {
     pub black_score: f64,
 }
 
-/// The fitted model with the estimates' covariance (dispersion included).
+/// Below this p of the lack-of-fit test the heterogeneity factor is applied (module docs).
+pub const HETEROGENEITY_P: f64 = 0.10;
+
+/// The fitted model with the estimates' covariance (dispersion and heterogeneity included).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct LogisticFit {
     pub games: usize,
@@ -66,6 +82,32 @@ pub struct LogisticFit {
     /// `[v₀₀, v₀₁, v₁₁]`.
     pub cov: [f64; 3],
     pub dispersion: f64,
+    /// The test of the line across budget ratios; `None` with two ratios only (then the
+    /// line passes through both).
+    pub lack_of_fit: Option<LackOfFit>,
+}
+
+/// Grouped Pearson test of the logistic line (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LackOfFit {
+    /// `X²/φ̂_w`, on `df = k − 2` degrees of freedom.
+    pub chi2: f64,
+    pub df: u32,
+    pub p_value: f64,
+    /// The factor the covariance was multiplied by: 1 where the line fits.
+    pub heterogeneity: f64,
+}
+
+impl LogisticFit {
+    /// The multiplier of a standard error for a two-sided interval at `confidence`: the
+    /// normal's, or Student's t on the lack of fit's degrees of freedom where the
+    /// heterogeneity factor applies.
+    pub fn critical_value(&self, confidence: f64) -> f64 {
+        match self.lack_of_fit {
+            Some(l) if l.heterogeneity > 1.0 => crate::stats::t_quantile(confidence, l.df),
+            _ => z_for_confidence(confidence),
+        }
+    }
 }
 
 /// Fits `E[y] = σ(β₀ + β₁x)` to the games; an error where they cannot tell the two
@@ -124,9 +166,43 @@ pub fn fit_logistic(games: &[OddsGame]) -> Result<LogisticFit, BalanceError> {
         pearson += (g.black_score - p).powi(2) / w;
     }
     let dispersion = pearson / (n - 2).max(1) as f64;
+    let lack_of_fit = lack_of_fit(games, b0, b1);
+    let scale = dispersion * lack_of_fit.map_or(1.0, |l| l.heterogeneity);
     let det = h00 * h11 - h01 * h01;
-    let cov = [dispersion * h11 / det, -dispersion * h01 / det, dispersion * h00 / det];
-    Ok(LogisticFit { games: n, b0, b1, cov, dispersion })
+    let cov = [scale * h11 / det, -scale * h01 / det, scale * h00 / det];
+    Ok(LogisticFit { games: n, b0, b1, cov, dispersion, lack_of_fit })
+}
+
+/// The grouped test of the line `σ(b0 + b1·x)` (module docs); `None` with fewer than
+/// three budget ratios or no scatter within them.
+fn lack_of_fit(games: &[OddsGame], b0: f64, b1: f64) -> Option<LackOfFit> {
+    // Per ratio (−0 and +0 are one): games, Σy, Σy².
+    let mut groups: BTreeMap<u64, (f64, f64, f64)> = BTreeMap::new();
+    for g in games {
+        let e = groups.entry((g.log_ratio + 0.0).to_bits()).or_default();
+        *e = (e.0 + 1.0, e.1 + g.black_score, e.2 + g.black_score * g.black_score);
+    }
+    let k = groups.len();
+    if k < 3 {
+        return None;
+    }
+    let (mut x2, mut within) = (0.0, 0.0);
+    for (&bits, &(n, sy, syy)) in &groups {
+        let p = sigmoid(b0 + b1 * f64::from_bits(bits));
+        let w = p * (1.0 - p);
+        let mean = sy / n;
+        x2 += n * (mean - p).powi(2) / w;
+        within += (syy - sy * mean) / w;
+    }
+    let phi = within / (games.len() - k) as f64;
+    if !(phi > 0.0 && phi.is_finite()) {
+        return None;
+    }
+    let df = (k - 2) as u32;
+    let chi2 = x2 / phi;
+    let p_value = crate::stats::chi_square_sf(chi2, df);
+    let heterogeneity = if p_value < HETEROGENEITY_P { (chi2 / df as f64).max(1.0) } else { 1.0 };
+    Some(LackOfFit { chi2, df, p_value, heterogeneity })
 }
 
 fn sigmoid(t: f64) -> f64 {
@@ -162,7 +238,7 @@ pub fn fieller(fit: &LogisticFit, z: f64) -> Option<(f64, f64)> {
 }
 
 pub fn price(fit: &LogisticFit, confidence: f64) -> Price {
-    let z = z_for_confidence(confidence);
+    let z = fit.critical_value(confidence);
     let s0 = fit.cov[0].sqrt();
     let s1 = fit.cov[2].sqrt();
     // Elo of a logit difference d: 400·log10(e)·d; a doubling moves the logit by β₁·ln 2.
@@ -403,6 +479,11 @@ pub fn price_report(inputs: &[&Path], out: &Path, confidence: f64) -> Result<Pri
     let (lo, hi) = p.ratio_interval.map_or((f64::INFINITY, f64::INFINITY), |(a, b)| (a, b));
     let cell = |v: f64| if v.is_finite() { format!("{v:.4}") } else { "unbounded".into() };
     csv += &format!("price_ratio,{u},{st},,,{:.4},{n},,,,{},{},{},\n", p.ratio.log2(), cell(p.ratio), cell(lo), cell(hi));
+    // The line's test: its degrees of freedom in games, χ² in black_score, its p in lo,
+    // the heterogeneity factor applied in hi.
+    if let Some(l) = fit.lack_of_fit {
+        csv += &format!("lack_of_fit,{u},{st},,,,{},,,,{:.3},{:.4},{:.3},\n", l.df, l.chi2, l.p_value, l.heterogeneity);
+    }
     let path = out.join("price.csv");
     records::write_atomic(&path, csv.as_bytes()).map_err(io_err(&path))?;
     crate::plots::price_plot(&out.join("price.svg"), &report).map_err(BalanceError::Invalid)?;
@@ -496,6 +577,65 @@ mod tests {
         assert!((0.92..=0.98).contains(&rate(cover_level)), "level score covered in {}", rate(cover_level));
         assert!(bounded == studies, "every study of 3,600 games bounds the price ({bounded})");
         assert!((0.92..=0.98).contains(&rate(cover_price)), "price covered in {}", rate(cover_price));
+    }
+
+    /// Scores of a studied setting: win, draw or loss with mean `s` and draw rate `draw`.
+    fn games_at(rng: &mut ChaCha8Rng, x: f64, s: f64, draw: f64, n: usize) -> Vec<OddsGame> {
+        (0..n)
+            .map(|_| {
+                let u: f64 = rng.random();
+                let y = if u < s - draw / 2.0 {
+                    1.0
+                } else if u < s + draw / 2.0 {
+                    0.5
+                } else {
+                    0.0
+                };
+                OddsGame { log_ratio: x, black_score: y }
+            })
+            .collect()
+    }
+
+    /// The lack-of-fit test on simulated studies: where the line is true its p-value falls
+    /// below 0.10 in about a tenth of them; where each setting sits off the line by its own
+    /// random amount (τ = 0.2 logits, as a player whose strength does not grow evenly with
+    /// its budget), the test sees it in most studies, and the heterogeneity factor with
+    /// Student's t keeps the interval of the line's level score near its nominal coverage
+    /// where the plain interval falls far below it.
+    #[test]
+    fn a_bent_line_is_seen_and_widens_the_intervals() {
+        let (b0, b1, draw) = (0.1f64, 0.8f64, 0.05f64);
+        let xs = [-2f64.ln() * 2.0, -2f64.ln(), 0.0, 2f64.ln(), 2f64.ln() * 2.0];
+        let mut rng = ChaCha8Rng::seed_from_u64(20261129);
+        let studies = 400;
+        let (mut flagged_true, mut flagged_bent, mut cover, mut cover_plain) = (0, 0, 0, 0);
+        for _ in 0..studies {
+            let straight: Vec<OddsGame> = xs.iter().flat_map(|&x| games_at(&mut rng, x, sigmoid(b0 + b1 * x), draw, 300)).collect();
+            let l = fit_logistic(&straight).unwrap().lack_of_fit.expect("five ratios");
+            assert_eq!(l.df, 3);
+            flagged_true += (l.p_value < HETEROGENEITY_P) as usize;
+            // Each setting off the line by u ~ N(0, 0.2²) (Box–Muller).
+            let bent: Vec<OddsGame> = xs
+                .iter()
+                .flat_map(|&x| {
+                    let (u1, u2): (f64, f64) = (rng.random::<f64>().max(1e-300), rng.random());
+                    let u = 0.2 * (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+                    games_at(&mut rng, x, sigmoid(b0 + b1 * x + u), draw, 300)
+                })
+                .collect();
+            let f = fit_logistic(&bent).unwrap();
+            flagged_bent += (f.lack_of_fit.unwrap().heterogeneity > 1.0) as usize;
+            let p = price(&f, 0.95);
+            cover += (p.level_score.1 <= sigmoid(b0) && sigmoid(b0) <= p.level_score.2) as usize;
+            let plain = f.cov[0] / f.lack_of_fit.unwrap().heterogeneity;
+            let z = z_for_confidence(0.95);
+            cover_plain += (sigmoid(f.b0 - z * plain.sqrt()) <= sigmoid(b0) && sigmoid(b0) <= sigmoid(f.b0 + z * plain.sqrt())) as usize;
+        }
+        let rate = |k: usize| k as f64 / studies as f64;
+        assert!((0.05..=0.16).contains(&rate(flagged_true)), "a true line flagged in {}", rate(flagged_true));
+        assert!(rate(flagged_bent) > 0.5, "a bent line flagged in {}", rate(flagged_bent));
+        assert!(rate(cover) >= 0.85, "the level score covered in {}", rate(cover));
+        assert!(rate(cover_plain) < rate(cover) - 0.1, "plain {} against {}", rate(cover_plain), rate(cover));
     }
 
     #[test]

@@ -978,6 +978,20 @@ fn run(cli: Cli) -> Result<()> {
                 );
             }
             let p = &r.price;
+            if let Some(l) = r.fit.lack_of_fit {
+                println!(
+                    "the logistic line across the {} budget ratios: chi2 {:.2} on {} df, p {:.4}{}",
+                    l.df + 2,
+                    l.chi2,
+                    l.df,
+                    l.p_value,
+                    if l.heterogeneity > 1.0 {
+                        format!(" (it does not fit: variances x{:.2}, intervals from Student's t on {} df)", l.heterogeneity, l.df)
+                    } else {
+                        String::new()
+                    }
+                );
+            }
             println!("Black's score at equal budgets: {:.3} [{:.3}, {:.3}] ({pct:.0}%)", p.level_score.0, p.level_score.1, p.level_score.2);
             println!("a doubling of one side's budget: {:+.0} Elo [{:+.0}, {:+.0}]", p.elo_per_doubling.0, p.elo_per_doubling.1, p.elo_per_doubling.2);
             match p.ratio_interval {
