@@ -77,6 +77,18 @@ fn click_move(tab: &mut Chromium, st: &Value, usi: &str) {
     }
 }
 
+/// A click whose press and release straddle a redraw of the whole page (as when a fetch
+/// lands mid-click): it must still act on what was pressed.
+fn click_across_a_redraw(tab: &mut Chromium, selector: &str) {
+    let sel = serde_json::to_string(selector).unwrap();
+    let at =
+        js(tab, &format!("(() => {{ const r = document.querySelector({sel}).getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()"));
+    let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
+    tab.call("Input.dispatchMouseEvent", serde_json::json!({ "type": "mousePressed", "x": x, "y": y, "button": "left", "clickCount": 1 }));
+    js(tab, "(draw(), true)");
+    tab.call("Input.dispatchMouseEvent", serde_json::json!({ "type": "mouseReleased", "x": x, "y": y, "button": "left", "clickCount": 1 }));
+}
+
 fn set_value(tab: &mut Chromium, id: &str, value: &str) {
     js(
         tab,
@@ -767,7 +779,11 @@ fn a_variation_is_played_from_an_earlier_ply_and_the_main_line_is_kept() {
     wait_for(&mut tab, "ply 2", "document.getElementById('plyno').textContent.startsWith('ply 2 ')");
     let here = legal_here(&mut tab);
     let first = ["C&5e", "1g1f", "9g9f"].into_iter().find(|u| *u != main[2] && here["legal"].as_array().unwrap().iter().any(|m| m["u"] == *u)).unwrap();
-    click_move(&mut tab, &here, first);
+    // The piece is picked up across a redraw too (a fetch landing mid-click).
+    let m = here["legal"].as_array().unwrap().iter().find(|m| m["u"] == first).unwrap().clone();
+    click_across_a_redraw(&mut tab, &format!("[data-at=\"{}\"]", m["from"].as_str().unwrap()));
+    wait_for(&mut tab, "the piece picked up", &format!("sel === {}", m["from"]));
+    click(&mut tab, &format!("#targets [data-at=\"{0}\"], g.target[data-at=\"{0}\"]", m["to"].as_str().unwrap()));
     wait_for(&mut tab, "the variation's first move", "!!cur && cur.i === 1");
     // White's answer in the variation, clicked too.
     let here = legal_here(&mut tab);
@@ -805,11 +821,7 @@ fn a_variation_is_played_from_an_earlier_ply_and_the_main_line_is_kept() {
     // The variation from the list, then the game's end: the person's move is the game's.
     // The page redraws between the press and the release, as when a fetch lands mid-click:
     // the click must still reach the move it was pressed on.
-    let at = js(&mut tab, "(() => { const r = document.querySelector('#moves span.vm[data-i=\"2\"]').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()");
-    let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
-    tab.call("Input.dispatchMouseEvent", serde_json::json!({ "type": "mousePressed", "x": x, "y": y, "button": "left", "clickCount": 1 }));
-    js(&mut tab, "(draw(), true)");
-    tab.call("Input.dispatchMouseEvent", serde_json::json!({ "type": "mouseReleased", "x": x, "y": y, "button": "left", "clickCount": 1 }));
+    click_across_a_redraw(&mut tab, "#moves span.vm[data-i=\"2\"]");
     wait_for(&mut tab, "the variation's end", "!!cur && cur.i === 2");
     assert_eq!(read_back(&mut tab), viewer::game::canonical(&position_after(v, &start, &variation)));
     click(&mut tab, "#last");
