@@ -504,6 +504,188 @@ pub fn value_by_ply_svg(rep: &StudyReport) -> Result<Option<String>, String> {
     Ok(Some(text))
 }
 
+/// The rows of a `games.csv` ([`games_csv`]) read back: (tier, start, statistics). Means
+/// come back as rounded there (3 decimals a side's moves per game, 1 a ply or material,
+/// 4 a score or value).
+pub fn read_games_csv(source: &str, text: &str) -> Result<Vec<(String, String, GameStats)>, String> {
+    let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(text.as_bytes());
+    let headers = reader.headers().map_err(|e| format!("{source}: not a games.csv header: {e}"))?.clone();
+    let mut out = Vec::new();
+    for (k, row) in reader.records().enumerate() {
+        let row = row.map_err(|e| format!("{source}: {e}"))?;
+        let line = row.position().map_or(k as u64 + 2, |p| p.line());
+        let field = |name: &str| -> Result<&str, String> {
+            let i = headers.iter().position(|h| h == name).ok_or_else(|| format!("{source}: no column '{name}' (not a study's games.csv)"))?;
+            Ok(row.get(i).unwrap_or(""))
+        };
+        let count = |name: &str| -> Result<u64, String> {
+            let f = field(name)?;
+            if f.is_empty() {
+                return Ok(0);
+            }
+            f.parse().map_err(|_| format!("{source} line {line}: {name} = '{f}': expected a count"))
+        };
+        let value = |name: &str| -> Result<f64, String> {
+            let f = field(name)?;
+            if f.is_empty() {
+                return Ok(f64::NAN);
+            }
+            f.parse().map_err(|_| format!("{source} line {line}: {name} = '{f}': expected a number"))
+        };
+        let first = |side: &str, what: &str| -> Result<FirstPly, String> {
+            Ok(FirstPly { games: count(&format!("{side}_{what}_games"))?, mean_ply: value(&format!("{side}_{what}_ply"))? })
+        };
+        let side = |side: &str| -> Result<SideStats, String> {
+            let mut pocketed = BTreeMap::new();
+            let mut name = String::new();
+            // "Dragon King:44 Lance:3": a kind's name may hold spaces, its count follows the colon.
+            for token in field(&format!("{side}_pocketed"))?.split(' ').filter(|t| !t.is_empty()) {
+                match token.rsplit_once(':').and_then(|(a, n)| n.parse::<u64>().ok().map(|n| (a, n))) {
+                    Some((a, n)) => {
+                        name.push_str(a);
+                        pocketed.insert(std::mem::take(&mut name), n);
+                    }
+                    None => {
+                        name.push_str(token);
+                        name.push(' ');
+                    }
+                }
+            }
+            let score_by_first_pocket_drop = DROP_BUCKETS
+                .iter()
+                .map(|d| (d.2, d.3))
+                .chain([("never", "never")])
+                .map(|(label, stem)| {
+                    Ok(ScoreBucket {
+                        label: label.to_string(),
+                        games: count(&format!("{side}_first_pocket_drop_{stem}_games"))?,
+                        black_score: value(&format!("{side}_first_pocket_drop_{stem}_score"))?,
+                    })
+                })
+                .collect::<Result<_, String>>()?;
+            Ok(SideStats {
+                pocket_moves_per_game: value(&format!("{side}_pocket_moves"))?,
+                pocket_drops_per_game: value(&format!("{side}_pocket_drops"))?,
+                pocketed,
+                first_pocket_move: first(side, "first_pocket_move")?,
+                first_pocket_drop: first(side, "first_pocket_drop")?,
+                first_copper_drop: first(side, "first_copper_drop")?,
+                score_by_first_pocket_drop,
+            })
+        };
+        let material = MATERIAL_PLIES
+            .iter()
+            .map(|&ply| Ok(MeanAt { ply, games: count(&format!("material_{ply}_games"))?, mean: value(&format!("material_{ply}"))? }))
+            .collect::<Result<_, String>>()?;
+        let value_at: Vec<MeanAt> = VALUE_PLIES
+            .iter()
+            .map(|&ply| Ok(MeanAt { ply, games: count(&format!("value_{ply}_games"))?, mean: value(&format!("value_{ply}"))? }))
+            .collect::<Result<_, String>>()?;
+        let by_length = LENGTH_BUCKETS
+            .iter()
+            .map(|&(min_plies, max_plies, label, stem)| {
+                Ok(LengthBucket {
+                    label: label.to_string(),
+                    min_plies,
+                    max_plies,
+                    games: count(&format!("{stem}_games"))?,
+                    black_score: value(&format!("{stem}_score"))?,
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        let stats = GameStats {
+            games: count("games")?,
+            unreplayed: count("unreplayed")?,
+            black: side("black")?,
+            white: side("white")?,
+            material,
+            // A study without a value network leaves the columns empty.
+            value: if value_at.iter().all(|m| m.games == 0) { Vec::new() } else { value_at },
+            by_length,
+        };
+        out.push((field("tier")?.to_string(), field("start")?.to_string(), stats));
+    }
+    Ok(out)
+}
+
+/// Means over games pooled: each part's weighted by its games (NaN where none has any).
+fn pooled_mean(parts: impl Iterator<Item = (u64, f64)>) -> (u64, f64) {
+    let (mut n, mut sum) = (0u64, 0.0);
+    for (k, m) in parts.filter(|&(k, m)| k > 0 && m.is_finite()) {
+        n += k;
+        sum += k as f64 * m;
+    }
+    (n, mean(sum, n))
+}
+
+impl GameStats {
+    /// The statistics of the parts' games together: counts added, means weighted by the
+    /// games they are over.
+    pub fn pooled(parts: &[&GameStats]) -> GameStats {
+        let Some(first) = parts.first() else { return aggregate(&[]) };
+        let side = |of: fn(&GameStats) -> &SideStats| {
+            let sides: Vec<(&SideStats, u64)> = parts.iter().map(|g| (of(g), g.games)).collect();
+            let first_ply = |f: fn(&SideStats) -> &FirstPly| {
+                let (games, mean_ply) = pooled_mean(sides.iter().map(|(s, _)| (f(s).games, f(s).mean_ply)));
+                FirstPly { games, mean_ply }
+            };
+            let mut pocketed = BTreeMap::new();
+            for (s, _) in &sides {
+                for (k, n) in &s.pocketed {
+                    *pocketed.entry(k.clone()).or_insert(0) += n;
+                }
+            }
+            SideStats {
+                pocket_moves_per_game: pooled_mean(sides.iter().map(|(s, n)| (*n, s.pocket_moves_per_game))).1,
+                pocket_drops_per_game: pooled_mean(sides.iter().map(|(s, n)| (*n, s.pocket_drops_per_game))).1,
+                pocketed,
+                first_pocket_move: first_ply(|s| &s.first_pocket_move),
+                first_pocket_drop: first_ply(|s| &s.first_pocket_drop),
+                first_copper_drop: first_ply(|s| &s.first_copper_drop),
+                score_by_first_pocket_drop: of(first)
+                    .score_by_first_pocket_drop
+                    .iter()
+                    .enumerate()
+                    .map(|(j, b)| {
+                        let (games, black_score) =
+                            pooled_mean(sides.iter().filter_map(|(s, _)| s.score_by_first_pocket_drop.get(j)).map(|b| (b.games, b.black_score)));
+                        ScoreBucket { label: b.label.clone(), games, black_score }
+                    })
+                    .collect(),
+            }
+        };
+        let means_at = |of: fn(&GameStats) -> &Vec<MeanAt>| -> Vec<MeanAt> {
+            let longest = parts.iter().map(|g| of(g)).max_by_key(|v| v.len()).expect("parts");
+            longest
+                .iter()
+                .enumerate()
+                .map(|(j, m)| {
+                    let (games, mean) = pooled_mean(parts.iter().filter_map(|g| of(g).get(j)).map(|m| (m.games, m.mean)));
+                    MeanAt { ply: m.ply, games, mean }
+                })
+                .collect()
+        };
+        GameStats {
+            games: parts.iter().map(|g| g.games).sum(),
+            unreplayed: parts.iter().map(|g| g.unreplayed).sum(),
+            black: side(|g| &g.black),
+            white: side(|g| &g.white),
+            material: means_at(|g| &g.material),
+            // The network's values only where every part has them (as for one study's games).
+            value: if parts.iter().all(|g| !g.value.is_empty()) { means_at(|g| &g.value) } else { Vec::new() },
+            by_length: first
+                .by_length
+                .iter()
+                .enumerate()
+                .map(|(j, b)| {
+                    let (games, black_score) = pooled_mean(parts.iter().filter_map(|g| g.by_length.get(j)).map(|b| (b.games, b.black_score)));
+                    LengthBucket { games, black_score, ..b.clone() }
+                })
+                .collect(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! Hand-made Pocket Shogi Copper games from the seed start, whose counts are known.
@@ -758,6 +940,100 @@ mod tests {
             phase_values,
         };
         build(input, &games())
+    }
+
+    /// Random games' facts (kind names with spaces among the pocketed pieces).
+    fn random_facts(n: usize, seed: u64, valued: bool) -> Vec<GameFacts> {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let kinds = ["Rook", "Dragon King", "Lance", "Promoted Copper"];
+        let ply = |rng: &mut rand_chacha::ChaCha8Rng| if rng.random_bool(0.7) { Some(rng.random_range(1..80)) } else { None };
+        (0..n)
+            .map(|_| {
+                let plies = rng.random_range(20..220);
+                let side = |rng: &mut rand_chacha::ChaCha8Rng| SideFacts {
+                    pocket_moves: rng.random_range(0..6),
+                    pocket_drops: rng.random_range(0..6),
+                    pocketed: (0..rng.random_range(0..4)).map(|_| kinds[rng.random_range(0..kinds.len())].to_string()).collect(),
+                    first_pocket_move: ply(rng),
+                    first_pocket_drop: ply(rng),
+                    first_copper_drop: ply(rng),
+                };
+                GameFacts {
+                    plies,
+                    black_score: [0.0, 0.5, 1.0][rng.random_range(0..3)],
+                    sides: [side(&mut rng), side(&mut rng)],
+                    material: MATERIAL_PLIES.map(|p| (plies > p).then(|| rng.random_range(-900.0..900.0))),
+                    value: VALUE_PLIES.map(|p| (valued && plies > p).then(|| rng.random_range(-1.0f32..1.0))),
+                }
+            })
+            .collect()
+    }
+
+    fn close(a: f64, b: f64, tol: f64) -> bool {
+        (a.is_nan() && b.is_nan()) || (a - b).abs() <= tol
+    }
+
+    /// Every count and mean of two statistics, as (name, count or mean) pairs.
+    fn figures(g: &GameStats) -> Vec<(String, f64)> {
+        let mut v = vec![("games".to_string(), g.games as f64), ("unreplayed".into(), g.unreplayed as f64)];
+        for (name, s) in [("black", &g.black), ("white", &g.white)] {
+            v.push((format!("{name} moves"), s.pocket_moves_per_game));
+            v.push((format!("{name} drops"), s.pocket_drops_per_game));
+            for (k, n) in &s.pocketed {
+                v.push((format!("{name} pocketed {k}"), *n as f64));
+            }
+            for (what, f) in [("move", &s.first_pocket_move), ("drop", &s.first_pocket_drop), ("copper", &s.first_copper_drop)] {
+                v.push((format!("{name} first {what} games"), f.games as f64));
+                v.push((format!("{name} first {what} ply"), f.mean_ply));
+            }
+            for b in &s.score_by_first_pocket_drop {
+                v.push((format!("{name} drop {} games", b.label), b.games as f64));
+                v.push((format!("{name} drop {} score", b.label), b.black_score));
+            }
+        }
+        for (what, at) in [("material", &g.material), ("value", &g.value)] {
+            for m in at {
+                v.push((format!("{what} {} games", m.ply), m.games as f64));
+                v.push((format!("{what} {}", m.ply), m.mean));
+            }
+        }
+        for b in &g.by_length {
+            v.push((format!("length {} games", b.label), b.games as f64));
+            v.push((format!("length {} score", b.label), b.black_score));
+        }
+        v
+    }
+
+    /// Parts' statistics pooled are the statistics of all their games at once (the
+    /// pooling weighs each mean by the games it is over), and a `games.csv` reads back to
+    /// its statistics within its printed rounding.
+    #[test]
+    fn pooled_parts_are_the_whole_and_the_csv_reads_back() {
+        for valued in [true, false] {
+            let facts = random_facts(300, 7 + valued as u64, valued);
+            let whole = aggregate(&facts);
+            let parts = [aggregate(&facts[..37]), aggregate(&facts[37..201]), aggregate(&facts[201..])];
+            let pooled = GameStats::pooled(&parts.iter().collect::<Vec<_>>());
+            let (a, b) = (figures(&whole), figures(&pooled));
+            assert_eq!(a.iter().map(|x| &x.0).collect::<Vec<_>>(), b.iter().map(|x| &x.0).collect::<Vec<_>>());
+            for ((name, x), (_, y)) in a.iter().zip(&b) {
+                assert!(close(*x, *y, 1e-9), "{name}: whole {x}, pooled {y}");
+            }
+            assert_eq!(whole.value.is_empty(), !valued);
+
+            let mut rep = report(&PhaseValues::new());
+            rep.cells[0].game_stats = whole.clone();
+            let back = read_games_csv("games.csv", &games_csv(&rep)).unwrap();
+            assert_eq!((back[0].0.as_str(), back[0].1.as_str()), ("t", "seed"));
+            for ((name, x), (_, y)) in a.iter().zip(&figures(&back[0].2)) {
+                // Printed to 3, 1 or 4 decimals: within half a unit of the last.
+                assert!(close(*x, *y, 0.05 + 1e-9), "{name}: {x} read back as {y}");
+            }
+            assert_eq!(back[0].2.black.pocketed, whole.black.pocketed, "kind names with spaces");
+        }
+        let e = read_games_csv("x/games.csv", "tier,start\nt,seed\n").unwrap_err();
+        assert!(e.contains("x/games.csv") && e.contains("no column"), "{e}");
     }
 
     #[test]

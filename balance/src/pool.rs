@@ -203,18 +203,47 @@ pub fn pool(name: &str, parts: &[(PathBuf, String)], compare: &[String]) -> Resu
     })
 }
 
+/// The `games.csv` beside a `cells.csv` (`X/cells.csv` → `X/games.csv`, `A-cells.csv` →
+/// `A-games.csv`), if there is one.
+pub fn games_beside(cells: &Path) -> Option<PathBuf> {
+    let name = cells.file_name()?.to_str()?;
+    let games = cells.with_file_name(format!("{}games.csv", name.strip_suffix("cells.csv")?));
+    games.is_file().then_some(games)
+}
+
 /// Pools the `cells.csv` files at `paths` and writes `cells.csv`, `comparisons.csv` and
-/// `plots/black-score.svg` into `out`; returns the report.
-pub fn pool_files(name: &str, paths: &[PathBuf], compare: &[String], out: &Path) -> Result<StudyReport, BalanceError> {
+/// `plots/black-score.svg` into `out`; where every part has its `games.csv` beside it
+/// ([`games_beside`]), their game statistics are pooled too, cell by cell, into
+/// `games.csv`. Returns the report and whether the game statistics were pooled.
+pub fn pool_files(name: &str, paths: &[PathBuf], compare: &[String], out: &Path) -> Result<(StudyReport, bool), BalanceError> {
     let parts = paths.iter().map(|p| std::fs::read_to_string(p).map(|t| (p.clone(), t)).map_err(io_err(p))).collect::<Result<Vec<_>, _>>()?;
-    let rep = pool(name, &parts, compare)?;
+    let mut rep = pool(name, &parts, compare)?;
+    let games: Option<Vec<PathBuf>> = paths.iter().map(|p| games_beside(p)).collect();
+    if let Some(games) = &games {
+        let mut by_cell: BTreeMap<(String, String), Vec<gamestats::GameStats>> = BTreeMap::new();
+        for g in games {
+            let text = std::fs::read_to_string(g).map_err(io_err(g))?;
+            for (tier, start, stats) in gamestats::read_games_csv(&g.display().to_string(), &text).map_err(BalanceError::Invalid)? {
+                by_cell.entry((tier, start)).or_default().push(stats);
+            }
+        }
+        for c in &mut rep.cells {
+            if let Some(parts) = by_cell.get(&(c.tier.clone(), c.start.clone())) {
+                c.game_stats = gamestats::GameStats::pooled(&parts.iter().collect::<Vec<_>>());
+            }
+        }
+    }
     std::fs::create_dir_all(out).map_err(io_err(out))?;
-    for (file, text) in [("cells.csv", crate::report::cells_csv(&rep)), ("comparisons.csv", crate::report::comparisons_csv(&rep))] {
+    let mut files = vec![("cells.csv", crate::report::cells_csv(&rep)), ("comparisons.csv", crate::report::comparisons_csv(&rep))];
+    if games.is_some() {
+        files.push(("games.csv", gamestats::games_csv(&rep)));
+    }
+    for (file, text) in files {
         let path = out.join(file);
         records::write_atomic(&path, text.as_bytes()).map_err(io_err(&path))?;
     }
     crate::plots::write_plots(out, &rep, &BTreeMap::new())?;
-    Ok(rep)
+    Ok((rep, games.is_some()))
 }
 
 #[cfg(test)]
@@ -386,5 +415,40 @@ mod tests {
 
         let err = pool("p", &parts(&[a, "x".into()]), &[]).unwrap_err().to_string();
         assert!(err.contains("part1/cells.csv"), "{err}");
+    }
+
+    /// The committed parts of the start-family study, pooled as files: with each part's
+    /// `games.csv` beside its `cells.csv` the game statistics pool too (counts add, means
+    /// weigh by games); without, they are left out and said to be.
+    #[test]
+    fn parts_with_their_games_pool_their_game_statistics() {
+        let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/results");
+        let dir = tempfile::tempdir().unwrap();
+        let mut cells = Vec::new();
+        for part in ["part1", "part2"] {
+            for what in ["cells", "games"] {
+                let name = format!("balance-starts100-{part}-{what}.csv");
+                std::fs::copy(results.join(&name), dir.path().join(&name)).unwrap();
+            }
+            cells.push(dir.path().join(format!("balance-starts100-{part}-cells.csv")));
+        }
+        let (rep, pooled) = pool_files("p", &cells, &[], &dir.path().join("out")).unwrap();
+        assert!(pooled);
+        let read = |p: &Path| gamestats::read_games_csv("t", &std::fs::read_to_string(p).unwrap()).unwrap();
+        let (a, b) = (read(&dir.path().join("balance-starts100-part1-games.csv")), read(&dir.path().join("balance-starts100-part2-games.csv")));
+        let out = read(&dir.path().join("out/games.csv"));
+        assert_eq!(out.len(), rep.cells.len());
+        for ((x, y), z) in a.iter().zip(&b).zip(&out) {
+            assert_eq!((&x.0, &x.1), (&z.0, &z.1));
+            assert_eq!(z.2.games, x.2.games + y.2.games, "{}", z.1);
+            let lances = |g: &gamestats::GameStats| g.black.pocketed.get("Lance").copied().unwrap_or(0);
+            assert_eq!(lances(&z.2), lances(&x.2) + lances(&y.2));
+            let (n1, n2) = (x.2.value[2].games as f64, y.2.value[2].games as f64);
+            let want = (n1 * x.2.value[2].mean + n2 * y.2.value[2].mean) / (n1 + n2);
+            assert!((z.2.value[2].mean - want).abs() < 1e-4, "{}: {} against {want}", z.1, z.2.value[2].mean);
+        }
+        std::fs::remove_file(dir.path().join("balance-starts100-part2-games.csv")).unwrap();
+        let (_, pooled) = pool_files("p", &cells, &[], &dir.path().join("out2")).unwrap();
+        assert!(!pooled && !dir.path().join("out2/games.csv").exists());
     }
 }

@@ -405,9 +405,11 @@ enum Command {
     /// Pool balance studies played apart (each with its own --seed: another machine, or
     /// games added after a study's results were lost) from their cells.csv: the summed
     /// counts with recomputed intervals and comparisons, written as cells.csv,
-    /// comparisons.csv and plots/black-score.svg. Game statistics are not pooled. Studies
-    /// of different tiers pool into one report that compares the tiers; one cells.csv alone
-    /// recomputes its study's comparisons.
+    /// comparisons.csv and plots/black-score.svg; where each has its games.csv beside it
+    /// (DIR/games.csv, or NAME-games.csv beside NAME-cells.csv), the game statistics and
+    /// the network's value by phase are pooled into games.csv. Studies of different tiers
+    /// pool into one report that compares the tiers; one cells.csv alone recomputes its
+    /// study's comparisons.
     #[command(
         after_help = "Examples:\n  copper balance-pool docs/results/balance-d4-part1-cells.csv docs/results/balance-d4-part2-cells.csv --out data/balance/pooled\n  copper balance-pool docs/results/balance-d4-2400-cells.csv docs/results/balance-net600-cells.csv --name tiers --out data/balance/tiers"
     )]
@@ -1227,9 +1229,12 @@ fn run(cli: Cli) -> Result<()> {
             println!("results in {}", cfg.out_dir().display());
         }
         Command::BalancePool { cells, compare, name, out } => {
-            let report = balance::pool::pool_files(&name, &cells, &compare, &out)?;
+            let (report, games) = balance::pool::pool_files(&name, &cells, &compare, &out)?;
             print!("{}", balance::report::table(&report));
             println!("pooled cells in {}", out.display());
+            if !games {
+                println!("game statistics not pooled: not every cells.csv has its games.csv beside it");
+            }
         }
         Command::Ladder { run, work_dir, anchors, rounds, sims, movetime, threads, every, quiet, allow_engine } => {
             model::init_cpu_threads(threads);
