@@ -95,7 +95,7 @@ fn batched<E: Evaluator<Game> + 'static>(eval: E, cfg: &RunConfig, variant: &'st
 /// games in flight.
 fn selfplay_queue<E: Evaluator<Game> + 'static>(eval: E, cfg: &RunConfig) -> BatchingEvaluator<Game> {
     let max_batch = (cfg.threads * cfg.selfplay.games_in_flight as usize).max(1);
-    BatchingEvaluator::new(eval, BatchingConfig { max_batch, ..BatchingConfig::default() })
+    BatchingEvaluator::new(eval, BatchingConfig { max_batch, servers: cfg.selfplay.device_batches as usize, ..BatchingConfig::default() })
 }
 
 fn has_model(run: &RunDir, g: u32) -> bool {

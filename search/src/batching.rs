@@ -18,6 +18,13 @@
 //! (The same trade-off as KataGo's `nnMaxBatchSize` with its server threads and
 //! Leela Chess Zero's multiplexing backend, made adaptive.)
 //!
+//! # Batches in flight
+//! `servers` threads take batches from the one queue, each running its own on the
+//! evaluator, so that while one batch is on the device the next is gathered, encoded and
+//! sent: with one server the device idles through every batch's CPU work and the
+//! callers' replies (the H200's self-play used it 38% of the time). The evaluator must
+//! take concurrent calls (burn's device backends queue them on the device's stream).
+//!
 //! # When the evaluator panics
 //! The queue is poisoned: the callers of the failed batch, those queued behind it and
 //! every later caller panic with the evaluator's message (none is served any more).
@@ -38,11 +45,13 @@ pub struct BatchingConfig {
     /// Shortest and longest time the oldest call waits for company.
     pub min_wait: Duration,
     pub max_wait: Duration,
+    /// Server threads, each with one batch in the evaluator at a time (module docs).
+    pub servers: usize,
 }
 
 impl Default for BatchingConfig {
     fn default() -> BatchingConfig {
-        BatchingConfig { max_batch: 1024, min_wait: Duration::from_micros(50), max_wait: Duration::from_millis(5) }
+        BatchingConfig { max_batch: 1024, min_wait: Duration::from_micros(50), max_wait: Duration::from_millis(5), servers: 1 }
     }
 }
 
@@ -54,7 +63,8 @@ pub struct BatchingStats {
     /// Batches that left at the deadline with fewer positions waiting than the target
     /// (the rest left because the target was reached).
     pub deadline_batches: u64,
-    /// Seconds inside the evaluator (the device busy), and since the queue started.
+    /// Seconds inside the evaluator, summed over the servers (above the elapsed time when
+    /// batches overlap), and since the queue started.
     pub busy_seconds: f64,
     pub elapsed_seconds: f64,
     /// Current target and deadline.
@@ -66,7 +76,7 @@ impl BatchingStats {
     pub fn mean_batch(&self) -> f64 {
         self.positions as f64 / self.batches.max(1) as f64
     }
-    /// Share of the time the evaluator was running.
+    /// Evaluator time over elapsed time: the mean number of batches in the evaluator.
     pub fn busy_share(&self) -> f64 {
         self.busy_seconds / self.elapsed_seconds.max(1e-9)
     }
@@ -109,17 +119,17 @@ impl<G: SearchGame> Clone for BatchingEvaluator<G> {
     }
 }
 
-/// Stops and joins the server thread when the last evaluator handle is dropped.
+/// Stops and joins the server threads when the last evaluator handle is dropped.
 struct Server<G: SearchGame> {
     shared: Arc<Shared<G>>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl<G: SearchGame> Drop for Server<G> {
     fn drop(&mut self) {
         self.shared.state.lock().unwrap_or_else(|e| e.into_inner()).stop = true;
         self.shared.wake.notify_all();
-        if let Some(t) = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        for t in std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner())) {
             let _ = t.join();
         }
     }
@@ -130,7 +140,8 @@ where
     G::Move: Send,
 {
     pub fn new<E: Evaluator<G> + 'static>(inner: E, config: BatchingConfig) -> BatchingEvaluator<G> {
-        let config = BatchingConfig { max_batch: config.max_batch.max(1), max_wait: config.max_wait.max(config.min_wait), ..config };
+        let config =
+            BatchingConfig { max_batch: config.max_batch.max(1), max_wait: config.max_wait.max(config.min_wait), servers: config.servers.max(1), ..config };
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 calls: VecDeque::new(),
@@ -144,17 +155,22 @@ where
             config,
             started: Instant::now(),
         });
-        let for_thread = shared.clone();
-        let thread = std::thread::Builder::new()
-            .name("batching-evaluator".into())
-            .spawn(move || {
-                // Any panic of the server fails the waiting callers instead of stranding them.
-                if let Err(p) = std::panic::catch_unwind(AssertUnwindSafe(|| serve(&for_thread, &inner))) {
-                    poison(&for_thread, &panic_message(&*p));
-                }
+        let inner = Arc::new(inner);
+        let threads = (0..config.servers)
+            .map(|i| {
+                let (for_thread, inner) = (shared.clone(), inner.clone());
+                std::thread::Builder::new()
+                    .name(format!("batching-evaluator-{i}"))
+                    .spawn(move || {
+                        // Any panic of a server fails the waiting callers instead of stranding them.
+                        if let Err(p) = std::panic::catch_unwind(AssertUnwindSafe(|| serve(&for_thread, &*inner))) {
+                            poison(&for_thread, &panic_message(&*p));
+                        }
+                    })
+                    .expect("cannot start the batching evaluator's thread")
             })
-            .expect("cannot start the batching evaluator's thread");
-        let server = Arc::new(Server { shared: shared.clone(), thread: Mutex::new(Some(thread)) });
+            .collect();
+        let server = Arc::new(Server { shared: shared.clone(), threads: Mutex::new(threads) });
         BatchingEvaluator { shared, _server: server }
     }
 }
@@ -215,6 +231,8 @@ fn poison<G: SearchGame>(shared: &Shared<G>, message: &str) {
         std::mem::take(&mut s.calls)
     };
     drop(calls);
+    // The other servers stop too.
+    shared.wake.notify_all();
 }
 
 /// The server loop: wait for a batch's worth (or the deadline), evaluate, reply.
@@ -225,7 +243,7 @@ fn serve<G: SearchGame, E: Evaluator<G>>(shared: &Shared<G>, inner: &E) {
         let calls = {
             let mut s = shared.state.lock().unwrap_or_else(|e| e.into_inner());
             loop {
-                if s.stop {
+                if s.stop || s.poisoned.is_some() {
                     return;
                 }
                 if let Some(oldest) = s.calls.front().map(|c| c.since) {

@@ -100,7 +100,8 @@ fn no_batch_is_larger_than_max_batch_unless_one_call_is() {
 #[test]
 fn a_lone_caller_is_not_kept_waiting_past_the_deadline() {
     let (inner, _, _) = recording(0);
-    let queue = BatchingEvaluator::new(inner, BatchingConfig { max_batch: 1024, min_wait: Duration::from_millis(1), max_wait: Duration::from_millis(20) });
+    let queue =
+        BatchingEvaluator::new(inner, BatchingConfig { max_batch: 1024, min_wait: Duration::from_millis(1), max_wait: Duration::from_millis(20), servers: 1 });
     for i in 0..20 {
         assert_eq!(queue.evaluate(&[request(i as f32)])[0].value, i as f32);
     }
@@ -181,4 +182,49 @@ fn a_panicking_evaluator_fails_every_caller_instead_of_deadlocking() {
     }
     let later = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| queue.evaluate(&[request(0.5)]))).unwrap_err();
     assert!(panic_text(&*later).contains("device lost"), "{}", panic_text(&*later));
+}
+
+/// A device that notes how many batches it holds at once; each batch waits (at most
+/// `hold`) until `want` are in, as a device's stream holds queued work.
+struct Overlapping {
+    inside: Mutex<usize>,
+    most: Arc<Mutex<usize>>,
+    arrived: std::sync::Condvar,
+    want: usize,
+    hold: Duration,
+}
+
+impl Evaluator<Bandit> for Overlapping {
+    fn evaluate(&self, batch: &[EvalRequest<Bandit>]) -> Vec<Evaluation> {
+        let mut n = self.inside.lock().unwrap();
+        *n += 1;
+        {
+            let mut m = self.most.lock().unwrap();
+            *m = (*m).max(*n);
+        }
+        self.arrived.notify_all();
+        let (mut n, _) = self.arrived.wait_timeout_while(n, self.hold, |n| *n < self.want).unwrap();
+        *n -= 1;
+        batch.iter().map(|r| Evaluation::uniform(r.moves.len(), r.state.values[0])).collect()
+    }
+}
+
+/// With two servers two batches are in the evaluator at once (the next is gathered and
+/// sent while one runs), every caller still gets its own answers, and a panic still fails
+/// every caller; with one server there is never more than one.
+#[test]
+fn two_servers_keep_two_batches_in_flight() {
+    for servers in [1, 2] {
+        let most = Arc::new(Mutex::new(0));
+        let device = Overlapping { inside: Mutex::new(0), most: most.clone(), arrived: std::sync::Condvar::new(), want: 2, hold: Duration::from_millis(200) };
+        let queue = BatchingEvaluator::new(device, BatchingConfig { max_batch: 2, servers, ..BatchingConfig::default() });
+        hammer(&queue, 4, 3, 2);
+        assert_eq!(*most.lock().unwrap(), servers, "batches in the evaluator at once with {servers} server(s)");
+    }
+    let queue = BatchingEvaluator::new(
+        Failing { batches: Mutex::new(0), fail_at: 2, delay: Duration::from_millis(1) },
+        BatchingConfig { servers: 2, ..BatchingConfig::default() },
+    );
+    let failed = (0..6).filter(|&i| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| queue.evaluate(&[request(i as f32)]))).is_err()).count();
+    assert!(failed >= 4, "calls after the failing batch fail ({failed} of 6)");
 }

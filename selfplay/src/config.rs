@@ -82,6 +82,14 @@ pub struct SelfplayConfig {
     /// through a batching queue. Parsed and checked by the pipeline (`model::DeviceSpec`).
     #[serde(default = "cpu")]
     pub device: String,
+    /// On an accelerator: batches in flight at once (the batching queue's servers), so
+    /// that the next batch is gathered and sent while one runs.
+    #[serde(default = "default_device_batches")]
+    pub device_batches: u32,
+}
+
+fn default_device_batches() -> u32 {
+    2
 }
 
 fn cpu() -> String {
@@ -130,6 +138,7 @@ impl Default for SelfplayConfig {
             qmix: 0.0,
             qscale: default_qscale(),
             device: cpu(),
+            device_batches: default_device_batches(),
         }
     }
 }
@@ -139,6 +148,9 @@ impl SelfplayConfig {
         let bad = |key, problem: String| Err(ConfigError { key, problem });
         if self.games == 0 {
             return bad("games", "must be at least 1".into());
+        }
+        if !(1..=16).contains(&self.device_batches) {
+            return bad("device_batches", format!("{} is outside 1..=16", self.device_batches));
         }
         if !(1..=4096).contains(&self.games_in_flight) {
             return bad("games_in_flight", format!("{} is outside 1..=4096", self.games_in_flight));
