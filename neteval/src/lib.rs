@@ -175,15 +175,18 @@ impl Evaluator<Game> for NetEvaluator {
         // written before it is read (`encode` fills its planes, the heads their outputs).
         // A thread that waits inside a parallel forward pass may run another batch (work
         // stealing): that one gets buffers of its own.
+        // Buffers are kept for batches of up to `KEPT_BATCH` positions (~20 MB a thread).
         BUFFERS.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut buffers) => {
+            Ok(mut buffers) if batch.len() <= KEPT_BATCH => {
                 let (input, policy, value) = &mut *buffers;
                 self.evaluate_in(batch, input, policy, value)
             }
-            Err(_) => self.evaluate_in(batch, &mut Vec::new(), &mut Vec::new(), &mut Vec::new()),
+            _ => self.evaluate_in(batch, &mut Vec::new(), &mut Vec::new(), &mut Vec::new()),
         })
     }
 }
+
+const KEPT_BATCH: usize = 256;
 
 thread_local! {
     /// Input planes, policy logits and value logits of [`NetEvaluator`]'s batches.
