@@ -104,7 +104,7 @@ impl LogisticFit {
     /// heterogeneity factor applies.
     pub fn critical_value(&self, confidence: f64) -> f64 {
         match self.lack_of_fit {
-            Some(l) if l.heterogeneity > 1.0 => crate::stats::t_quantile(confidence, l.df),
+            Some(l) if l.heterogeneity > 1.0 => arena::stats::student_t_quantile(confidence, l.df),
             _ => z_for_confidence(confidence),
         }
     }
@@ -546,19 +546,7 @@ mod tests {
             let mut games = Vec::new();
             for r in ratios {
                 for x in [r.ln(), -r.ln()] {
-                    let s = sigmoid(b0 + b1 * x);
-                    for _ in 0..300 {
-                        // Win, draw or loss with mean s and a fixed draw rate.
-                        let u: f64 = rng.random();
-                        let y = if u < s - draw / 2.0 {
-                            1.0
-                        } else if u < s + draw / 2.0 {
-                            0.5
-                        } else {
-                            0.0
-                        };
-                        games.push(OddsGame { log_ratio: x, black_score: y });
-                    }
+                    games.extend(games_at(&mut rng, x, sigmoid(b0 + b1 * x), draw, 300));
                 }
             }
             let f = fit_logistic(&games).unwrap();

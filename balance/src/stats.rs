@@ -64,13 +64,6 @@
 //!   `Q(x; 2m) = e^{−x/2} Σ_{j<m} (x/2)^j/j!` and
 //!   `Q(x; 2m + 1) = erfc(√(x/2)) + e^{−x/2} Σ_{j<m} (x/2)^{j+½}/Γ(j + 3/2)`
 //!   (M. Abramowitz and I. A. Stegun, *Handbook of Mathematical Functions*, 26.4.4–26.4.5).
-//! - **Student's t** for an interval whose variance is estimated from few degrees of
-//!   freedom (the price fit's heterogeneity, [`crate::price`]): `A(t|ν) = P(|T| < t)` in
-//!   closed form (ibid. 26.7.3–26.7.4), `θ = arctan(t/√ν)`: for odd `ν`,
-//!   `A = (2/π)(θ + sin θ·(cos θ + (2/3)cos³θ + … + (2·4⋯(ν−3))/(1·3⋯(ν−2))·cos^{ν−2}θ))`
-//!   (`2θ/π` for `ν = 1`); for even `ν`,
-//!   `A = sin θ·(1 + (1/2)cos²θ + (1·3)/(2·4)cos⁴θ + … + (1·3⋯(ν−3))/(2·4⋯(ν−2))·cos^{ν−2}θ)`;
-//!   the two-sided quantile [`t_quantile`] by bisection on `A`.
 //! - **Games per cell for a precision** (planning, by the normal approximation that the
 //!   profile interval approaches at these sizes): the interval's half-width `h` needs
 //!   `n = z²·p(1 − p)/h²` games ([`games_for_half_width`]; `p(1 − p)` is the no-draw
@@ -329,56 +322,6 @@ pub fn chi_square_sf(x: f64, df: u32) -> f64 {
         term *= h / (j as f64 + 1.0 + offset);
     }
     (head + series * (-h).exp()).clamp(0.0, 1.0)
-}
-
-/// `P(|T| < t)` for Student's t with `df` degrees of freedom (module documentation).
-pub fn t_two_sided_cdf(t: f64, df: u32) -> f64 {
-    if df == 0 || t.is_nan() {
-        return f64::NAN;
-    }
-    let t = t.abs();
-    let nu = df as f64;
-    let theta = (t / nu.sqrt()).atan();
-    let (sin, cos) = theta.sin_cos();
-    let c2 = cos * cos;
-    if df % 2 == 1 {
-        // cos θ + (2/3)cos³θ + … up to cos^{ν−2}θ.
-        let (mut sum, mut term) = (0.0, cos);
-        let mut k = 1.0;
-        while k <= nu - 2.0 {
-            sum += term;
-            term *= c2 * (k + 1.0) / (k + 2.0);
-            k += 2.0;
-        }
-        (2.0 / std::f64::consts::PI * (theta + sin * sum)).clamp(0.0, 1.0)
-    } else {
-        // 1 + (1/2)cos²θ + … up to cos^{ν−2}θ.
-        let (mut sum, mut term) = (0.0, 1.0);
-        let mut k = 0.0;
-        while k <= nu - 2.0 {
-            sum += term;
-            term *= c2 * (k + 1.0) / (k + 2.0);
-            k += 2.0;
-        }
-        (sin * sum).clamp(0.0, 1.0)
-    }
-}
-
-/// The `t` with `P(|T| < t) = confidence` for Student's t with `df` degrees of freedom.
-pub fn t_quantile(confidence: f64, df: u32) -> f64 {
-    let (mut lo, mut hi) = (0.0f64, 1.0f64);
-    while t_two_sided_cdf(hi, df) < confidence && hi < 1e12 {
-        hi *= 2.0;
-    }
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if t_two_sided_cdf(mid, df) < confidence {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    0.5 * (lo + hi)
 }
 
 /// Games needed for a score interval of half-width `h` around `p` at `confidence`:

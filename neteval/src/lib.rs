@@ -319,6 +319,19 @@ mod tests {
         assert!(check_tag(&tag("pocket-copper", &own, p, a), other_start).is_ok());
     }
 
+    /// The first `n` positions of a game from the start (each move a third of the way
+    /// down the legal list), as requests.
+    fn positions_of_a_game(v: &'static Variant, n: usize) -> Vec<EvalRequest<Game>> {
+        let mut g = Game::new(rules::Position::start(v), None);
+        let mut requests = Vec::new();
+        for _ in 0..n {
+            let moves = rules::Game::legal_moves(&g).to_vec();
+            requests.push(EvalRequest { state: g.clone(), moves: moves.clone() });
+            g.play_unchecked(moves[moves.len() / 3]);
+        }
+        requests
+    }
+
     /// A model saved by one backend plays the same through the other: burn on a device
     /// (here the CPU; a GPU in a `cuda` build) and the folded CPU kernels give the same
     /// priors and values on real positions, and the same search picks the same moves.
@@ -329,13 +342,7 @@ mod tests {
         save_random_model(v, &dir, 2, 16, 9).unwrap();
         let folded = load(&dir, v).unwrap();
         let device = NetEvaluator::on_device(DeviceNet::load(&dir, DeviceSpec::Cpu).unwrap(), v).unwrap();
-        let mut g = Game::new(rules::Position::start(v), None);
-        let mut requests = Vec::new();
-        for _ in 0..12 {
-            let moves = rules::Game::legal_moves(&g).to_vec();
-            requests.push(EvalRequest { state: g.clone(), moves: moves.clone() });
-            g.play_unchecked(moves[moves.len() / 3]);
-        }
+        let requests = positions_of_a_game(v, 12);
         for (a, b) in folded.evaluate(&requests).iter().zip(device.evaluate(&requests)) {
             assert!((a.value - b.value).abs() < 1e-4, "values {} and {}", a.value, b.value);
             let d = a.priors.iter().zip(&b.priors).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
@@ -362,13 +369,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("neteval-buffers-{}", std::process::id()));
         let v = Variant::builtin("pocket-copper").unwrap();
         save_random_model(v, &dir, 1, 8, 5).unwrap();
-        let mut g = Game::new(rules::Position::start(v), None);
-        let mut requests = Vec::new();
-        for _ in 0..9 {
-            let moves = rules::Game::legal_moves(&g).to_vec();
-            requests.push(EvalRequest { state: g.clone(), moves: moves.clone() });
-            g.play_unchecked(moves[moves.len() / 2]);
-        }
+        let requests = positions_of_a_game(v, 9);
         let folded = load(&dir, v).unwrap();
         let device = NetEvaluator::on_device(DeviceNet::load(&dir, DeviceSpec::Cpu).unwrap(), v).unwrap();
         for e in [&folded, &device] {
