@@ -164,11 +164,16 @@ impl Game {
 
     /// Plays a move known to be legal in the current position of an unfinished game.
     pub fn play_unchecked(&mut self, m: Move) {
+        self.push_ply(m);
+        self.result = self.compute_result(Some(m));
+    }
+
+    /// The move on the board and in the history, the verdict not yet judged.
+    fn push_ply(&mut self, m: Move) {
         let captured = self.position.play_unchecked(m);
         let gave_check = self.position.in_check();
         self.moves.push(m);
         self.plies.push(Ply { key: self.position.key(), gave_check, capture: captured.is_some() });
-        self.result = self.compute_result(Some(m));
     }
 
     /// Plays `line`, legal moves one after another, none of which but the last can end
@@ -178,10 +183,7 @@ impl Game {
     pub fn play_line_unchecked(&mut self, line: &[Move]) {
         for &m in line {
             debug_assert!(self.result.is_none(), "a move of the line after the game ended");
-            let captured = self.position.play_unchecked(m);
-            let gave_check = self.position.in_check();
-            self.moves.push(m);
-            self.plies.push(Ply { key: self.position.key(), gave_check, capture: captured.is_some() });
+            self.push_ply(m);
             if cfg!(debug_assertions) {
                 self.result = self.compute_result(Some(m));
             }
