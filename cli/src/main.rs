@@ -395,6 +395,11 @@ enum Command {
         /// game goes on from it (`reuse=on` of an arena player); `off`: every search afresh.
         #[arg(long, default_value = "on", value_parser = ["on", "off"])]
         reuse: String,
+        /// With a model: the network's arithmetic. `auto` (the default): int8 where the CPU
+        /// has AVX-512 VNNI (measured there: 1.8x the simulations, +31 Elo [+1, +62] at
+        /// 100 ms a move against f32), f32 elsewhere; `int8` also uses AVX2's kernel.
+        #[arg(long, default_value = "auto", value_parser = ["auto", "int8", "f32"])]
+        precision: String,
     },
     /// Balance research: each strength tier against itself from each start of the
     /// variant's start family; Black's score with intervals, significance tests between
@@ -1177,9 +1182,14 @@ fn run(cli: Cli) -> Result<()> {
             println!("games are saved under {}; Ctrl-C stops the server", out.display());
             server.wait()?;
         }
-        Command::Usi { model, player, variant, nodes, mate_check, qmix, reuse } => {
+        Command::Usi { model, player, variant, nodes, mate_check, qmix, reuse, precision } => {
             let qmix = if qmix > 0.0 { format!(",qmix={qmix},qscale=1000") } else { String::new() };
-            let search = format!("{qmix},reuse={reuse}");
+            let precision = match precision.as_str() {
+                "auto" if model::QuantKernel::best() == Some(model::QuantKernel::Avx512Vnni) => "int8",
+                "auto" => "f32",
+                p => p,
+            };
+            let search = format!("{qmix},reuse={reuse},precision={precision}");
             let mate_check = if mate_check == "3" { "on,mate3=all".to_string() } else { mate_check };
             let text = match (model, player) {
                 // Quoted: a directory's name may hold the spec's commas, `=` or `:`.

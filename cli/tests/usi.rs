@@ -336,3 +336,26 @@ fn byoyomi_100ms_is_never_overstepped() {
     assert!(!results.contains("TimeForfeit"), "a game was lost on time:\n{results}");
     assert!(!results.contains("IllegalMove") && !results.contains("Crash"), "{results}");
 }
+
+/// `--precision` reaches the network: a model engine answers with a legal move in each
+/// arithmetic (int8 runs the CPU's integer kernel where it has one, f32 elsewhere).
+#[test]
+fn a_model_engine_plays_in_each_precision() {
+    let _one = one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("m");
+    tiny_model("minishogi", &m);
+    for precision in ["auto", "int8", "f32"] {
+        let mut e = Engine::start(&["--model", m.to_str().unwrap(), "-v", "minishogi", "--precision", precision]);
+        e.send("usi");
+        e.until("usiok", LIVE);
+        e.send("isready");
+        e.until("readyok", LIVE);
+        e.send("position startpos");
+        e.send("go nodes 32");
+        let best = e.until("bestmove", LIVE).last().unwrap().split_whitespace().nth(1).unwrap().to_string();
+        let v = rules::Variant::builtin("minishogi").unwrap();
+        let mut g = rules::Game::new(rules::Position::start(v), None);
+        g.play_usi(&best).unwrap_or_else(|err| panic!("--precision {precision}: bestmove {best}: {err}"));
+    }
+}
