@@ -309,6 +309,17 @@ mod tests {
     }
 
     #[test]
+    fn the_selfplay_precision_is_f32_or_int8() {
+        let mut c = default_config();
+        assert_eq!(c.selfplay.precision, "f32");
+        c.selfplay.precision = "fp16".into();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("precision") && e.contains("'fp16' is not f32 or int8"), "{e}");
+        c.selfplay.precision = "int8".into();
+        c.validate().unwrap();
+    }
+
+    #[test]
     fn the_teacher_section_is_checked_and_excludes_a_starting_model() {
         let mut c = default_config();
         assert!(c.teacher.enabled(), "the default learns from a teacher first");

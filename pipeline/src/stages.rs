@@ -68,12 +68,26 @@ pub fn selfplay_evaluator(cfg: &RunConfig, dir: &Path) -> Result<SelfplayEvaluat
     let device = cfg.selfplay_device()?;
     let named = |e: String| anyhow::anyhow!("{}: {e}", dir.display());
     if device == model::DeviceSpec::Cpu {
-        let net = model::load_inference(dir)?;
+        let net = with_selfplay_precision(model::load_inference(dir)?, cfg, variant).map_err(named)?;
         let eval = NetEvaluator::new(net, variant).map_err(named)?.serial(cfg.threads > 1);
         return Ok((with_cache(with_qmix(eval, cfg, variant), cfg.selfplay.cache_entries), None));
     }
     let eval = neteval::load_on(dir, variant, device)?;
     Ok(batched(eval, cfg, variant))
+}
+
+/// `net` in `selfplay.precision` (the CPU's int8 kernels calibrated on the f32 network's
+/// own games, or f32 as it is).
+fn with_selfplay_precision(net: model::InferenceNet, cfg: &RunConfig, variant: &'static rules::Variant) -> Result<model::InferenceNet, String> {
+    let precision: model::Precision = cfg.selfplay.precision.parse()?;
+    if precision == model::Precision::F32 {
+        return Ok(net);
+    }
+    let net = neteval::quant::with_precision(net, variant, precision)?;
+    if net.precision() != precision {
+        tracing::warn!("selfplay.precision = {precision}, but this CPU has no int8 kernel: self-play runs in {}", net.precision());
+    }
+    Ok(net)
 }
 
 /// `eval` with `selfplay.qmix` of the quiescence score mixed into its values, when set.
@@ -405,7 +419,8 @@ pub fn bench_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, games: u32) -> 
     // own time is counted apart, so that the time outside it includes the quiescence.
     let net_nanos = Arc::new(AtomicU64::new(0));
     let (evaluator, queue): (Box<dyn Evaluator<Game>>, _) = if device == model::DeviceSpec::Cpu {
-        let eval = NetEvaluator::new(model::InferenceNet::from_net(&net), variant).map_err(|e| anyhow::anyhow!(e))?.serial(cfg.threads > 1);
+        let folded = with_selfplay_precision(model::InferenceNet::from_net(&net), cfg, variant).map_err(|e| anyhow::anyhow!(e))?;
+        let eval = NetEvaluator::new(folded, variant).map_err(|e| anyhow::anyhow!(e))?.serial(cfg.threads > 1);
         (with_qmix(Timed { inner: eval, nanos: net_nanos.clone() }, cfg, variant), None)
     } else {
         let on_device = model::DeviceNet::from_net(&net, device)?;
@@ -531,6 +546,43 @@ mod tests {
         let other = RunDir(dir.path().join("other"));
         resume_from_last_model(&other, &cfg, 1).unwrap();
         assert!(!other.checkpoint().exists());
+    }
+
+    /// `selfplay.precision = "int8"` runs self-play's network on the CPU's integer kernels
+    /// (where it has one): its values stay within the quantisation's error of f32's but are
+    /// not f32's; "f32" is the network as stored.
+    #[test]
+    fn self_play_runs_the_network_in_its_configured_precision() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = RunConfig::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/quick.toml")).unwrap();
+        cfg.threads = 1;
+        cfg.selfplay.qmix = 0.0;
+        cfg.selfplay.cache_entries = 0;
+        let variant = cfg.variant().unwrap();
+        let model_dir = dir.path().join("model");
+        neteval::save_random_model(variant, &model_dir, 2, 16, 3).unwrap();
+        let reference = neteval::load(&model_dir, variant).unwrap();
+        let mut game = Game::new(rules::Position::start(variant), None);
+        let mut batch = Vec::new();
+        for i in 0..8 {
+            let moves = game.legal_moves().to_vec();
+            batch.push(search::EvalRequest { state: game.clone(), moves: moves.clone() });
+            game.play(moves[i * 7 % moves.len()]);
+        }
+        let want = reference.evaluate(&batch);
+        let mut values = |precision: &str| {
+            cfg.selfplay.precision = precision.into();
+            let (eval, _) = selfplay_evaluator(&cfg, &model_dir).unwrap();
+            eval.evaluate(&batch).into_iter().map(|e| e.value).collect::<Vec<f32>>()
+        };
+        let f32_values = values("f32");
+        assert_eq!(f32_values, want.iter().map(|e| e.value).collect::<Vec<_>>());
+        let int8_values = values("int8");
+        let worst = int8_values.iter().zip(&f32_values).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+        assert!(worst < 0.1, "int8 strays {worst} from f32");
+        if model::QuantKernel::best().is_some() {
+            assert_ne!(int8_values, f32_values, "int8 was asked for and this CPU has a kernel");
+        }
     }
 
     /// The accelerator path, run on the CPU through burn: two workers' leaves meet in the

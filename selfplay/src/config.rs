@@ -86,6 +86,15 @@ pub struct SelfplayConfig {
     /// that the next batch is gathered and sent while one runs.
     #[serde(default = "default_device_batches")]
     pub device_batches: u32,
+    /// The arithmetic of the network's tower on the CPU: "f32" or "int8" (8-bit integer
+    /// kernels on AVX-512 VNNI or AVX2, calibrated on positions the f32 network plays when
+    /// each generation's model is loaded; f32 on a CPU with neither).
+    #[serde(default = "f32_precision")]
+    pub precision: String,
+}
+
+fn f32_precision() -> String {
+    "f32".into()
 }
 
 fn default_device_batches() -> u32 {
@@ -139,6 +148,7 @@ impl Default for SelfplayConfig {
             qscale: default_qscale(),
             device: cpu(),
             device_batches: default_device_batches(),
+            precision: f32_precision(),
         }
     }
 }
@@ -180,6 +190,9 @@ impl SelfplayConfig {
         }
         if !matches!(self.record_value.as_str(), "mean" | "target") {
             return bad("record_value", format!("'{}' is not mean or target", self.record_value));
+        }
+        if !matches!(self.precision.as_str(), "f32" | "int8") {
+            return bad("precision", format!("'{}' is not f32 or int8", self.precision));
         }
         if !matches!(self.q_norm.as_str(), "minmax" | "bounds") {
             return bad("q_norm", format!("'{}' is not minmax or bounds", self.q_norm));
