@@ -567,7 +567,7 @@ mod tests {
         for i in 0..8 {
             let moves = game.legal_moves().to_vec();
             batch.push(search::EvalRequest { state: game.clone(), moves: moves.clone() });
-            game.play(moves[i * 7 % moves.len()]);
+            game.play(moves[i * 7 % moves.len()]).unwrap();
         }
         let want = reference.evaluate(&batch);
         let mut values = |precision: &str| {
