@@ -1,0 +1,8 @@
+#!/bin/bash
+# Issue 47: the README's command with selfplay.precision = "int8", its teacher stage and
+# generation 0 copied from the README's run (data/exp/c64: the same config and seed, so the
+# same games and steps), self-play generations 1..72 in int8; started after the net arms'
+# equal-time match so that the match has the cores.
+cd /work/main
+while ! grep -q done data/exp/arms-net-rate.out 2>/dev/null; do sleep 15; done
+/usr/bin/time -v nice -n 10 data/exp/copper-i8 train --config data/exp/s8/config.toml --quiet >> data/exp/s8.log 2>&1
