@@ -142,11 +142,17 @@ impl InferenceNet {
     /// ([`precision`](Self::precision) says which one runs). Inputs must be finite and
     /// non-negative, as the encoded planes are.
     pub fn with_int8(self, calibration: &[f32]) -> Result<Self, QuantError> {
-        let cal = Calibration::measure(&self.net, calibration)?;
         match QuantKernel::best() {
-            Some(kernel) => self.with_int8_calibrated(&cal, kernel),
+            Some(kernel) => self.with_int8_on(calibration, kernel),
             None => Ok(self),
         }
+    }
+
+    /// [`with_int8`](Self::with_int8) on a chosen kernel (an error if this CPU cannot run
+    /// it): how a CPU with both kernels measures the one a CPU with AVX2 alone would run.
+    pub fn with_int8_on(self, calibration: &[f32], kernel: QuantKernel) -> Result<Self, QuantError> {
+        let cal = Calibration::measure(&self.net, calibration)?;
+        self.with_int8_calibrated(&cal, kernel)
     }
 
     /// [`with_int8`](Self::with_int8) with measured scales and a chosen kernel (an error if

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! quant-agreement [--model models/pocket-copper] [--positions 10000] [--seed 20261128]
-//!                 [--threads 1] [--out FILE.json]
+//!                 [--threads 1] [--kernel best|avx2|avx512vnni] [--out FILE.json]
 //! ```
 //!
 //! Plays `--positions` distinct positions with the f32 network from the model's variant start
@@ -10,12 +10,13 @@
 //! network is calibrated on another seed's positions, `CALIBRATION_SEED`), then evaluates
 //! each with both networks through the search's evaluator and prints (and writes to `--out`)
 //! the top-1 move agreement, the mean and largest |Δvalue| and the mean total-variation
-//! distance of the priors, with the int8 kernel this CPU ran. Exit status 1 below the
+//! distance of the priors, with the int8 kernel this CPU ran (`--kernel`: the fastest it
+//! has, or a named one, e.g. AVX2's on a CPU that also has AVX-512 VNNI). Exit status 1 below the
 //! targets (top-1 ≥ 98%, mean |Δvalue| ≤ 0.02), 2 on bad arguments or a model that fails
 //! to load.
 
 use model::Precision;
-use neteval::quant::{agreement, play_positions, with_precision, CALIBRATION_POSITIONS, CALIBRATION_SEED};
+use neteval::quant::{agreement, encode, play_positions, with_precision, CALIBRATION_POSITIONS, CALIBRATION_SEED};
 use neteval::NetEvaluator;
 use rules::Variant;
 use std::path::PathBuf;
@@ -27,11 +28,12 @@ struct Args {
     positions: usize,
     seed: u64,
     threads: usize,
+    kernel: Option<model::QuantKernel>,
     out: Option<PathBuf>,
 }
 
 fn parse() -> Result<Args, String> {
-    let mut a = Args { model: "models/pocket-copper".into(), positions: 10_000, seed: 20_261_128, threads: 1, out: None };
+    let mut a = Args { model: "models/pocket-copper".into(), positions: 10_000, seed: 20_261_128, threads: 1, kernel: None, out: None };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut it = argv.iter();
     while let Some(key) = it.next() {
@@ -43,7 +45,15 @@ fn parse() -> Result<Args, String> {
             "--seed" => a.seed = num("a seed")?,
             "--threads" => a.threads = (num("a thread count")? as usize).max(1),
             "--out" => a.out = Some(val.into()),
-            other => return Err(format!("unknown argument {other} (--model, --positions, --seed, --threads, --out)")),
+            "--kernel" => {
+                a.kernel = match val.as_str() {
+                    "best" => None,
+                    "avx2" => Some(model::QuantKernel::Avx2),
+                    "avx512vnni" => Some(model::QuantKernel::Avx512Vnni),
+                    other => return Err(format!("--kernel {other}: expected best, avx2 or avx512vnni")),
+                }
+            }
+            other => return Err(format!("unknown argument {other} (--model, --positions, --seed, --threads, --kernel, --out)")),
         }
     }
     if a.seed == CALIBRATION_SEED {
@@ -63,7 +73,14 @@ fn run(a: &Args) -> Result<bool, String> {
     let net = model::load_inference(&a.model).map_err(|e| e.to_string())?;
     let f32_eval = NetEvaluator::new(net.clone(), variant)?;
     let t = Instant::now();
-    let int8 = with_precision(net, variant, Precision::Int8)?;
+    let int8 = match a.kernel {
+        None => with_precision(net, variant, Precision::Int8)?,
+        // The calibration `with_precision` makes, on the kernel asked for.
+        Some(kernel) => {
+            let calibration = encode(variant, &play_positions(&f32_eval, variant, CALIBRATION_POSITIONS, CALIBRATION_SEED));
+            net.with_int8_on(&calibration, kernel).map_err(|e| e.to_string())?
+        }
+    };
     let calibrate_s = t.elapsed().as_secs_f64();
     let kernel = int8.int8_kernel().map_or("none (f32 fallback)", |k| k.name());
     let int8_eval = NetEvaluator::new(int8, variant)?;
