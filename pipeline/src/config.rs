@@ -213,8 +213,10 @@ impl RunConfig {
 pub const GAME_ID_STRIDE: u64 = 1_000_000;
 
 /// The keys a trainer may change in a stored run's config: how many generations the run
-/// has (it can be extended), and its own threads and local directory.
-const CHANGEABLE_KEYS: [&str; 3] = ["generations", "threads", "run_dir"];
+/// has (it can be extended), its own threads and local directory, and the arithmetic of
+/// self-play's CPU network (how a machine computes, like its threads; a CPU without the
+/// int8 kernels runs f32 whatever the run says).
+const CHANGEABLE_KEYS: [&str; 4] = ["generations", "threads", "run_dir", "selfplay.precision"];
 
 /// The dotted keys whose values differ between two configs, [`CHANGEABLE_KEYS`] aside.
 pub fn config_differences(stored: &RunConfig, given: &RunConfig) -> Vec<String> {
@@ -259,6 +261,7 @@ mod tests {
         b.generations += 5;
         b.threads = 1;
         b.run_dir = "elsewhere".into();
+        b.selfplay.precision = if a.selfplay.precision == "int8" { "f32" } else { "int8" }.into();
         assert!(config_differences(&a, &b).is_empty());
         b.selfplay.games = 7;
         b.teacher.batch_share = Some(0.3);
@@ -311,7 +314,7 @@ mod tests {
     #[test]
     fn the_selfplay_precision_is_f32_or_int8() {
         let mut c = default_config();
-        assert_eq!(c.selfplay.precision, "f32");
+        assert_eq!(c.selfplay.precision, "int8", "the default config runs self-play in int8");
         c.selfplay.precision = "fp16".into();
         let e = c.validate().unwrap_err().to_string();
         assert!(e.contains("precision") && e.contains("'fp16' is not f32 or int8"), "{e}");
