@@ -66,6 +66,17 @@ impl Engine {
         });
         Engine { child, stdin, lines }
     }
+    /// `usi` and `isready`, each answered.
+    fn ready(&mut self) {
+        self.send("usi");
+        self.until("usiok", LIVE);
+        self.send("isready");
+        self.until("readyok", LIVE);
+    }
+    /// The move of the next `bestmove`.
+    fn best_move(&mut self) -> String {
+        self.until("bestmove", LIVE).last().unwrap().split_whitespace().nth(1).unwrap().to_string()
+    }
     fn send(&mut self, s: &str) {
         writeln!(self.stdin, "{s}").unwrap();
         self.stdin.flush().unwrap();
@@ -103,10 +114,7 @@ impl Drop for Engine {
 fn a_ponder_search_with_a_node_budget_answers_at_ponderhit() {
     let _one = one_at_a_time();
     let mut e = Engine::start(&["--player", "uniform", "-v", "minishogi"]);
-    e.send("usi");
-    e.until("usiok", LIVE);
-    e.send("isready");
-    e.until("readyok", LIVE);
+    e.ready();
     e.send("position startpos");
     e.send("go ponder nodes 64");
     std::thread::sleep(Duration::from_millis(100));
@@ -237,7 +245,7 @@ fn variants_are_chosen_with_usi_variant() {
     // Black's first move from the both-in-pocket start: a pocket drop of the Copper is legal.
     e.send("position startpos moves C&5e");
     e.send("go depth 1");
-    let best = e.until("bestmove", LIVE).last().unwrap().split_whitespace().nth(1).unwrap().to_string();
+    let best = e.best_move();
     let v = rules::Variant::load("pocket-copper", &[("start".into(), "both-in-pocket".into())]).unwrap();
     let mut g = rules::Game::new(rules::Position::start(v), None);
     g.play_usi("C&5e").unwrap();
@@ -347,13 +355,10 @@ fn a_model_engine_plays_in_each_precision() {
     tiny_model("minishogi", &m);
     for precision in ["auto", "int8", "f32"] {
         let mut e = Engine::start(&["--model", m.to_str().unwrap(), "-v", "minishogi", "--precision", precision]);
-        e.send("usi");
-        e.until("usiok", LIVE);
-        e.send("isready");
-        e.until("readyok", LIVE);
+        e.ready();
         e.send("position startpos");
         e.send("go nodes 32");
-        let best = e.until("bestmove", LIVE).last().unwrap().split_whitespace().nth(1).unwrap().to_string();
+        let best = e.best_move();
         let v = rules::Variant::builtin("minishogi").unwrap();
         let mut g = rules::Game::new(rules::Position::start(v), None);
         g.play_usi(&best).unwrap_or_else(|err| panic!("--precision {precision}: bestmove {best}: {err}"));

@@ -149,7 +149,7 @@ impl InferenceNet {
     }
 
     /// [`with_int8`](Self::with_int8) on a chosen kernel (an error if this CPU cannot run
-    /// it): how a CPU with both kernels measures the one a CPU with AVX2 alone would run.
+    /// it).
     pub fn with_int8_on(self, calibration: &[f32], kernel: QuantKernel) -> Result<Self, QuantError> {
         let cal = Calibration::measure(&self.net, calibration)?;
         self.with_int8_calibrated(&cal, kernel)

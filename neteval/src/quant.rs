@@ -93,9 +93,26 @@ pub fn with_precision(net: InferenceNet, variant: &'static Variant, precision: P
     if precision == Precision::F32 {
         return Ok(net.without_int8());
     }
+    let calibration = calibration_inputs(&net, variant)?;
+    let net = net.with_precision(precision, &calibration).map_err(|e| e.to_string())?;
+    if net.precision() != precision {
+        tracing::warn!("{precision} requested, but this CPU has no int8 kernel: the network runs in {}", net.precision());
+    }
+    Ok(net)
+}
+
+/// [`with_precision`]'s int8 on a chosen kernel (an error if this CPU cannot run it): how a
+/// CPU with both kernels measures the one a CPU with AVX2 alone would run.
+pub fn with_int8_on(net: InferenceNet, variant: &'static Variant, kernel: model::QuantKernel) -> Result<InferenceNet, String> {
+    let calibration = calibration_inputs(&net, variant)?;
+    net.with_int8_on(&calibration, kernel).map_err(|e| e.to_string())
+}
+
+/// The encoded positions int8 is calibrated on: [`CALIBRATION_POSITIONS`] the f32 network
+/// plays from the start ([`CALIBRATION_SEED`]).
+fn calibration_inputs(net: &InferenceNet, variant: &'static Variant) -> Result<Vec<f32>, String> {
     let f32_eval = NetEvaluator::new(net.clone().without_int8(), variant)?;
-    let games = play_positions(&f32_eval, variant, CALIBRATION_POSITIONS, CALIBRATION_SEED);
-    net.with_precision(precision, &encode(variant, &games)).map_err(|e| e.to_string())
+    Ok(encode(variant, &play_positions(&f32_eval, variant, CALIBRATION_POSITIONS, CALIBRATION_SEED)))
 }
 
 /// [`crate::load`] with the tower in `precision` (see [`with_precision`]).
@@ -106,9 +123,6 @@ pub fn load_with_precision(dir: &Path, variant: &'static Variant, precision: Pre
     check_dir_tag(dir, variant)?;
     let mismatch = |problem: String| LoadError::Mismatch { dir: dir.to_path_buf(), problem };
     let net = with_precision(model::load_inference(dir)?, variant, precision).map_err(mismatch)?;
-    if net.precision() != precision {
-        tracing::warn!("{precision} requested, but this CPU has no int8 kernel: the network runs in {}", net.precision());
-    }
     NetEvaluator::new(net, variant).map_err(mismatch)
 }
 

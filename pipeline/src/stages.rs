@@ -79,15 +79,7 @@ pub fn selfplay_evaluator(cfg: &RunConfig, dir: &Path) -> Result<SelfplayEvaluat
 /// `net` in `selfplay.precision` (the CPU's int8 kernels calibrated on the f32 network's
 /// own games, or f32 as it is).
 fn with_selfplay_precision(net: model::InferenceNet, cfg: &RunConfig, variant: &'static rules::Variant) -> Result<model::InferenceNet, String> {
-    let precision: model::Precision = cfg.selfplay.precision.parse()?;
-    if precision == model::Precision::F32 {
-        return Ok(net);
-    }
-    let net = neteval::quant::with_precision(net, variant, precision)?;
-    if net.precision() != precision {
-        tracing::warn!("selfplay.precision = {precision}, but this CPU has no int8 kernel: self-play runs in {}", net.precision());
-    }
-    Ok(net)
+    neteval::quant::with_precision(net, variant, cfg.selfplay.precision.parse()?)
 }
 
 /// `eval` with `selfplay.qmix` of the quiescence score mixed into its values, when set.

@@ -23,6 +23,12 @@ arm() {
   echo "$(date +%T) train $name to $gens"
   /usr/bin/time -v nice -n 10 $C train --config $dir/arm.toml --from-model $model --keep-teacher --generations $gens --quiet >> data/exp/$name.log 2>&1
 }
-arm net6x64 6x64 ${1:-8}
-arm net4x48 4x48 ${2:-20}
+# `arm-net.sh [G6 [G4]]` runs both, one after the other (as first run); `ONLY=4x48
+# arm-net.sh G4` (or `ONLY=6x64 … G6`) one of them, so that the two can run side by side
+# (as on 2026-11-29, the 4x48 to generation 20, stopped at 14).
+case ${ONLY:-} in
+  4x48) arm net4x48 4x48 ${1:-20} ;;
+  6x64) arm net6x64 6x64 ${1:-8} ;;
+  *) arm net6x64 6x64 ${1:-8}; arm net4x48 4x48 ${2:-20} ;;
+esac
 echo "$(date +%T) done"

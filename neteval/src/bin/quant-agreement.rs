@@ -16,7 +16,7 @@
 //! to load.
 
 use model::Precision;
-use neteval::quant::{agreement, encode, play_positions, with_precision, CALIBRATION_POSITIONS, CALIBRATION_SEED};
+use neteval::quant::{agreement, play_positions, with_int8_on, with_precision, CALIBRATION_POSITIONS, CALIBRATION_SEED};
 use neteval::NetEvaluator;
 use rules::Variant;
 use std::path::PathBuf;
@@ -75,11 +75,7 @@ fn run(a: &Args) -> Result<bool, String> {
     let t = Instant::now();
     let int8 = match a.kernel {
         None => with_precision(net, variant, Precision::Int8)?,
-        // The calibration `with_precision` makes, on the kernel asked for.
-        Some(kernel) => {
-            let calibration = encode(variant, &play_positions(&f32_eval, variant, CALIBRATION_POSITIONS, CALIBRATION_SEED));
-            net.with_int8_on(&calibration, kernel).map_err(|e| e.to_string())?
-        }
+        Some(kernel) => with_int8_on(net, variant, kernel)?,
     };
     let calibrate_s = t.elapsed().as_secs_f64();
     let kernel = int8.int8_kernel().map_or("none (f32 fallback)", |k| k.name());
