@@ -166,6 +166,31 @@ pub fn eval_value_probs(net: &Net, input: &[f32], batch: usize) -> Vec<[f32; 3]>
     probs.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect()
 }
 
+/// Eval-mode KL(target ‖ prior) of each row of a batch, in nats: how far the policy target
+/// leaves the network's policy (softmax over the legal moves where `legal_mask` is given).
+/// 0 for a row without a policy target (an all-zero row).
+pub fn eval_policy_kl(net: &Net, batch: &TrainBatch<'_>) -> Vec<f32> {
+    let net = net.valid();
+    let cfg = net.config().clone();
+    let d = net.devices().into_iter().next().unwrap_or_else(crate::device::cpu_device);
+    let logits = crate::tensor_util::to_vec(net.forward(input_tensor(&cfg, batch.input, batch.batch, &d)).policy);
+    let a = cfg.policy_len();
+    (0..batch.batch)
+        .map(|row| {
+            let l = &logits[row * a..(row + 1) * a];
+            let t = &batch.policy_target[row * a..(row + 1) * a];
+            let legal = |i: usize| batch.legal_mask.is_none_or(|m| m[row * a + i] > 0.0);
+            let max = (0..a).filter(|&i| legal(i)).map(|i| l[i]).fold(f32::NEG_INFINITY, f32::max);
+            if !max.is_finite() {
+                return 0.0;
+            }
+            let log_z = max + (0..a).filter(|&i| legal(i)).map(|i| (l[i] - max).exp()).sum::<f32>().ln();
+            let kl: f32 = (0..a).filter(|&i| t[i] > 0.0).map(|i| t[i] * (t[i].ln() - (l[i] - log_z))).sum();
+            kl.max(0.0)
+        })
+        .collect()
+}
+
 /// Optimiser state for checkpoints, so that a resumed run continues exactly.
 impl TrainStep {
     /// Serialised optimiser state (AdamW moments and step counts).

@@ -12,8 +12,9 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 8] = b"CPRCKPT1";
-/// 2 added the generation's losses and seconds; version-1 files still load (with none).
-const VERSION: u32 = 2;
+/// 2 added the generation's losses and seconds, 3 its batch order; version-1 and 2 files
+/// still load (with none).
+const VERSION: u32 = 3;
 
 #[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct Checkpoint {
@@ -35,6 +36,48 @@ pub struct Checkpoint {
     /// training it, so a generation killed mid-training reports all its steps on resume.
     pub generation_losses: Vec<StepLoss>,
     pub generation_seconds: f64,
+    /// The generation's batch order (indices into its window's training samples) where it
+    /// depends on the network it started from (policy-surprise weighting), so that a
+    /// resumed generation draws what it would have; empty: the order derives from the seed.
+    pub generation_order: Vec<u32>,
+}
+
+/// The version-2 layout.
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Serialize))]
+struct CheckpointV2 {
+    net: NetConfig,
+    generation: u32,
+    generation_step: u32,
+    total_steps: u64,
+    generation_done: bool,
+    uses_at_generation_start: UseCounts,
+    uses: UseCounts,
+    seed: u64,
+    weights: Vec<u8>,
+    optimizer: Vec<u8>,
+    generation_losses: Vec<StepLoss>,
+    generation_seconds: f64,
+}
+
+impl From<CheckpointV2> for Checkpoint {
+    fn from(c: CheckpointV2) -> Checkpoint {
+        Checkpoint {
+            net: c.net,
+            generation: c.generation,
+            generation_step: c.generation_step,
+            total_steps: c.total_steps,
+            generation_done: c.generation_done,
+            uses_at_generation_start: c.uses_at_generation_start,
+            uses: c.uses,
+            seed: c.seed,
+            weights: c.weights,
+            optimizer: c.optimizer,
+            generation_losses: c.generation_losses,
+            generation_seconds: c.generation_seconds,
+            generation_order: Vec::new(),
+        }
+    }
 }
 
 /// The version-1 layout, read so that runs checkpointed before version 2 resume.
@@ -68,6 +111,7 @@ impl From<CheckpointV1> for Checkpoint {
             optimizer: c.optimizer,
             generation_losses: Vec::new(),
             generation_seconds: 0.0,
+            generation_order: Vec::new(),
         }
     }
 }
@@ -104,8 +148,8 @@ impl Checkpoint {
             return Err(corrupt("bad header".into()));
         }
         let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
-        if version != VERSION && version != 1 {
-            return Err(corrupt(format!("version {version}, expected 1 or {VERSION}")));
+        if !(1..=VERSION).contains(&version) {
+            return Err(corrupt(format!("version {version}, expected 1 to {VERSION}")));
         }
         let crc = u32::from_le_bytes(bytes[12..16].try_into().unwrap());
         let len = u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize;
@@ -119,6 +163,8 @@ impl Checkpoint {
         let config = bincode::config::standard();
         let c = if version == 1 {
             bincode::serde::decode_from_slice::<CheckpointV1, _>(body, config).map(|(c, _)| c.into())
+        } else if version == 2 {
+            bincode::serde::decode_from_slice::<CheckpointV2, _>(body, config).map(|(c, _)| c.into())
         } else {
             bincode::serde::decode_from_slice::<Checkpoint, _>(body, config).map(|(c, _)| c)
         };
@@ -176,12 +222,39 @@ mod tests {
         assert_eq!((c.generation, c.generation_step, c.total_steps, c.seed), (3, 40, 340, 7));
         assert_eq!((c.weights, c.optimizer), (vec![1, 2, 3], vec![4, 5]));
         assert!(c.generation_losses.is_empty());
-        // The same body under version 2 is not a version-2 checkpoint: refused, not guessed.
-        std::fs::write(&path, file(2, &body)).unwrap();
-        assert!(matches!(Checkpoint::load(&path), Err(CheckpointError::Corrupt { .. })));
+        // The same body under version 3 is not a version-3 checkpoint: refused, not guessed.
         std::fs::write(&path, file(3, &body)).unwrap();
+        assert!(matches!(Checkpoint::load(&path), Err(CheckpointError::Corrupt { .. })));
+        std::fs::write(&path, file(4, &body)).unwrap();
         let e = Checkpoint::load(&path).unwrap_err().to_string();
-        assert!(e.contains("version 3, expected 1 or 2"), "{e}");
+        assert!(e.contains("version 4, expected 1 to 3"), "{e}");
+    }
+
+    #[test]
+    fn a_version_2_checkpoint_still_resumes_with_its_losses_and_no_stored_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trainer.ckpt");
+        let c1 = v1();
+        let v2 = CheckpointV2 {
+            net: c1.net,
+            generation: 5,
+            generation_step: 50,
+            total_steps: 800,
+            generation_done: false,
+            uses_at_generation_start: Default::default(),
+            uses: Default::default(),
+            seed: 9,
+            weights: vec![7],
+            optimizer: vec![8],
+            generation_losses: vec![StepLoss { step: 800, total: 3.0, policy: 2.5, value: 0.5 }],
+            generation_seconds: 4.0,
+        };
+        let body = bincode::serde::encode_to_vec(&v2, bincode::config::standard()).unwrap();
+        std::fs::write(&path, file(2, &body)).unwrap();
+        let c = Checkpoint::load(&path).unwrap().unwrap();
+        assert_eq!((c.generation, c.generation_step, c.total_steps, c.seed), (5, 50, 800, 9));
+        assert_eq!(c.generation_losses.len(), 1);
+        assert!(c.generation_order.is_empty());
     }
 
     #[test]

@@ -40,6 +40,13 @@ pub struct TrainerConfig {
     /// the game ends sooner): an n-step target. Missing in older configs: 0.
     #[serde(default)]
     pub value_horizon: u32,
+    /// Share of each self-play position's sampling weight given by its policy surprise,
+    /// KL(target ‖ prior) under the generation's starting network, over the mean; the rest
+    /// is uniform (KataGo's policy-surprise weighting, half and half there). Positions
+    /// without a policy target and the teacher's keep weight 1. 0 = uniform sampling;
+    /// missing in older configs: 0.
+    #[serde(default)]
+    pub policy_surprise_weight: f32,
     /// Generations of self-play data in the training window.
     pub window_generations: u32,
     /// Most times one sample may be trained on, over all generations.
@@ -74,6 +81,7 @@ impl Default for TrainerConfig {
             value_weight: 1.0,
             search_value_share: 0.0,
             value_horizon: 0,
+            policy_surprise_weight: 0.0,
             window_generations: 4,
             max_sample_uses: 4,
             validation_fraction: 0.05,
@@ -130,6 +138,9 @@ impl TrainerConfig {
         }
         if self.value_horizon > 1000 {
             return bad("value_horizon", format!("{} is outside 0..=1000", self.value_horizon));
+        }
+        if !(0.0..=1.0).contains(&self.policy_surprise_weight) {
+            return bad("policy_surprise_weight", format!("{} is outside 0..=1", self.policy_surprise_weight));
         }
         if self.window_generations == 0 {
             return bad("window_generations", "must be at least 1".into());

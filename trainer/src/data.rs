@@ -167,9 +167,13 @@ pub fn shard_key(path: &Path) -> String {
 /// counting the earlier passes, until `wanted` entries are found or every sample is at
 /// the cap. Deterministic in (seed, generation), so a resumed run replays exactly the
 /// order an uninterrupted one would.
-pub fn epoch_order(window: &Window, uses: &UseCounts, max_uses: u8, seed: u64, generation: u32, wanted: usize) -> Vec<usize> {
+///
+/// With `weights` (one per training sample, mean about 1), a pass holds each sample
+/// ⌊w⌋ times and once more with probability w − ⌊w⌋, within its uses left: sampling in
+/// proportion to the weight, as KataGo writes each row of its training data.
+pub fn epoch_order(window: &Window, uses: &UseCounts, max_uses: u8, seed: u64, generation: u32, wanted: usize, weights: Option<&[f32]>) -> Vec<usize> {
     let all: Vec<usize> = (0..window.train.len()).collect();
-    passes(window, &all, uses, max_uses, &mut order_rng(seed, generation, 0), wanted)
+    passes(window, &all, uses, max_uses, &mut order_rng(seed, generation, 0), wanted, weights)
 }
 
 /// As [`epoch_order`] for `steps` batches of `batch` samples, each batch holding
@@ -177,15 +181,25 @@ pub fn epoch_order(window: &Window, uses: &UseCounts, max_uses: u8, seed: u64, g
 /// the other generations, each part under its own passes. Fewer batches where either
 /// part runs out of uses; the plain order where the window lacks one of the parts.
 #[allow(clippy::too_many_arguments)]
-pub fn mixed_epoch_order(window: &Window, uses: &UseCounts, max_uses: u8, seed: u64, generation: u32, batch: usize, steps: usize, share: f32) -> Vec<usize> {
+pub fn mixed_epoch_order(
+    window: &Window,
+    uses: &UseCounts,
+    max_uses: u8,
+    seed: u64,
+    generation: u32,
+    batch: usize,
+    steps: usize,
+    share: f32,
+    weights: Option<&[f32]>,
+) -> Vec<usize> {
     let (teacher, own): (Vec<usize>, Vec<usize>) = (0..window.train.len()).partition(|&i| window.train[i].generation == 0);
     if teacher.is_empty() || own.is_empty() {
-        return epoch_order(window, uses, max_uses, seed, generation, steps * batch);
+        return epoch_order(window, uses, max_uses, seed, generation, steps * batch, weights);
     }
     let from_teacher = ((share.clamp(0.0, 1.0) * batch as f32).round() as usize).min(batch);
     let from_own = batch - from_teacher;
-    let t = passes(window, &teacher, uses, max_uses, &mut order_rng(seed, generation, 1), steps * from_teacher);
-    let o = passes(window, &own, uses, max_uses, &mut order_rng(seed, generation, 2), steps * from_own);
+    let t = passes(window, &teacher, uses, max_uses, &mut order_rng(seed, generation, 1), steps * from_teacher, weights);
+    let o = passes(window, &own, uses, max_uses, &mut order_rng(seed, generation, 2), steps * from_own, weights);
     let fits = |len: usize, per: usize| len.checked_div(per).unwrap_or(steps);
     let steps = steps.min(fits(t.len(), from_teacher)).min(fits(o.len(), from_own));
     let mut order = Vec::with_capacity(steps * batch);
@@ -201,22 +215,36 @@ fn order_rng(seed: u64, generation: u32, part: u64) -> ChaCha8Rng {
 }
 
 /// Successive shuffles of `candidates` (indices into the window's training samples),
-/// each holding those still under `max_uses` counting the earlier passes.
-fn passes(window: &Window, candidates: &[usize], uses: &UseCounts, max_uses: u8, rng: &mut ChaCha8Rng, wanted: usize) -> Vec<usize> {
-    let used: Vec<u8> = candidates
+/// each holding those still under `max_uses` counting the earlier passes (as often as
+/// its weight says, where weights are given: [`epoch_order`]).
+fn passes(window: &Window, candidates: &[usize], uses: &UseCounts, max_uses: u8, rng: &mut ChaCha8Rng, wanted: usize, weights: Option<&[f32]>) -> Vec<usize> {
+    let mut used: Vec<u32> = candidates
         .iter()
         .map(|&i| {
             let s = &window.train[i];
-            uses.get(&shard_key(&window.shards[s.shard])).and_then(|v| v.get(s.index)).copied().unwrap_or(0)
+            uses.get(&shard_key(&window.shards[s.shard])).and_then(|v| v.get(s.index)).copied().unwrap_or(0) as u32
         })
         .collect();
+    let max_uses = max_uses as u32;
     let mut order = Vec::new();
-    for pass in 0..max_uses {
+    for _ in 0..max_uses {
         if order.len() >= wanted {
             break;
         }
-        let mut this: Vec<usize> = (0..used.len()).filter(|&k| used[k] as u32 + (pass as u32) < max_uses as u32).map(|k| candidates[k]).collect();
-        if this.is_empty() {
+        let mut this = Vec::new();
+        for (k, &i) in candidates.iter().enumerate() {
+            let copies = match weights {
+                None => 1,
+                Some(w) => {
+                    let w = w[i].max(0.0);
+                    w.floor() as u32 + u32::from(rng.random::<f32>() < w.fract())
+                }
+            };
+            let copies = copies.min(max_uses.saturating_sub(used[k]));
+            used[k] += copies;
+            this.extend(std::iter::repeat_n(i, copies as usize));
+        }
+        if this.is_empty() && used.iter().all(|&u| u >= max_uses) {
             break;
         }
         this.shuffle(rng);
@@ -425,7 +453,7 @@ pub(crate) mod tests {
     #[test]
     fn each_batch_holds_the_teachers_share() {
         let w = window(300, 100);
-        let order = mixed_epoch_order(&w, &UseCounts::new(), 4, 7, 3, 8, 10, 0.25);
+        let order = mixed_epoch_order(&w, &UseCounts::new(), 4, 7, 3, 8, 10, 0.25, None);
         assert_eq!(order.len(), 80);
         for batch in order.chunks(8) {
             assert_eq!(batch.iter().filter(|&&i| w.train[i].generation == 0).count(), 2, "{batch:?}");
@@ -435,28 +463,54 @@ pub(crate) mod tests {
         seen.sort();
         seen.dedup();
         assert_eq!(seen.len(), 80);
-        assert_eq!(order, mixed_epoch_order(&w, &UseCounts::new(), 4, 7, 3, 8, 10, 0.25));
+        assert_eq!(order, mixed_epoch_order(&w, &UseCounts::new(), 4, 7, 3, 8, 10, 0.25, None));
     }
 
     #[test]
     fn fewer_batches_when_a_part_runs_out_of_uses() {
         let w = window(300, 100);
         // Self-play's 100 positions, each usable once, fill 16 batches of 6.
-        let order = mixed_epoch_order(&w, &UseCounts::new(), 1, 7, 3, 8, 50, 0.25);
+        let order = mixed_epoch_order(&w, &UseCounts::new(), 1, 7, 3, 8, 50, 0.25, None);
         assert_eq!(order.len(), 16 * 8);
         // Those already used up by earlier generations are not drawn.
         let mut uses = UseCounts::new();
         uses.insert(shard_key(&w.shards[1]), vec![1; 40]);
-        let order = mixed_epoch_order(&w, &uses, 1, 7, 3, 8, 50, 0.25);
+        let order = mixed_epoch_order(&w, &uses, 1, 7, 3, 8, 50, 0.25, None);
         assert_eq!(order.len(), 10 * 8);
         assert!(order.iter().all(|&i| w.train[i].generation == 0 || w.train[i].index >= 40));
+    }
+
+    /// A weighted pass holds each sample ⌊w⌋ times and once more with probability
+    /// w − ⌊w⌋, never past the use cap: over 2,000 seeds a sample of weight 0.5 is in a
+    /// one-use order about half the time (binomial, sd 0.011), weight 0 never, and weight 3
+    /// as often as its uses left allow.
+    #[test]
+    fn a_weighted_order_draws_each_sample_in_proportion_to_its_weight() {
+        let w = window(0, 3);
+        let weights = [0.0f32, 0.5, 3.0];
+        let count = |order: &[usize], i: usize| order.iter().filter(|&&j| j == i).count();
+        let mut with_half = 0usize;
+        for seed in 0..2000 {
+            let one_use = epoch_order(&w, &UseCounts::new(), 1, seed, 1, 100, Some(&weights));
+            assert_eq!((count(&one_use, 0), count(&one_use, 2)), (0, 1), "{one_use:?}");
+            with_half += count(&one_use, 1);
+        }
+        let share = with_half as f64 / 2000.0;
+        assert!((share - 0.5).abs() < 0.05, "{share}");
+        let three_uses = epoch_order(&w, &UseCounts::new(), 3, 7, 1, 100, Some(&weights));
+        assert_eq!((count(&three_uses, 0), count(&three_uses, 2)), (0, 3), "{three_uses:?}");
+        assert!(count(&three_uses, 1) <= 3);
+        // Uses already spent count against the cap.
+        let mut uses = UseCounts::new();
+        uses.insert(shard_key(&w.shards[1]), vec![0, 0, 2]);
+        assert_eq!(count(&epoch_order(&w, &uses, 3, 7, 1, 100, Some(&weights)), 2), 1);
     }
 
     #[test]
     fn a_window_of_one_part_is_ordered_as_before() {
         let w = window(0, 100);
-        assert_eq!(mixed_epoch_order(&w, &UseCounts::new(), 2, 7, 3, 8, 10, 0.5), epoch_order(&w, &UseCounts::new(), 2, 7, 3, 80));
+        assert_eq!(mixed_epoch_order(&w, &UseCounts::new(), 2, 7, 3, 8, 10, 0.5, None), epoch_order(&w, &UseCounts::new(), 2, 7, 3, 80, None));
         let w = window(100, 0);
-        assert_eq!(mixed_epoch_order(&w, &UseCounts::new(), 2, 7, 3, 8, 10, 0.5), epoch_order(&w, &UseCounts::new(), 2, 7, 3, 80));
+        assert_eq!(mixed_epoch_order(&w, &UseCounts::new(), 2, 7, 3, 8, 10, 0.5, None), epoch_order(&w, &UseCounts::new(), 2, 7, 3, 80, None));
     }
 }

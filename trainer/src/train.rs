@@ -158,6 +158,7 @@ pub fn start_from_model(checkpoint: &Path, model_dir: &Path, generation: u32, va
         optimizer: Vec::new(),
         generation_losses: Vec::new(),
         generation_seconds: 0.0,
+        generation_order: Vec::new(),
     };
     c.save(checkpoint)?;
     Ok(())
@@ -191,6 +192,7 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
                 optimizer: Vec::new(),
                 generation_losses: Vec::new(),
                 generation_seconds: 0.0,
+                generation_order: Vec::new(),
             };
             (net, c)
         }
@@ -229,6 +231,7 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
         ckpt.uses_at_generation_start = ckpt.uses.clone();
         ckpt.generation_losses.clear();
         ckpt.generation_seconds = 0.0;
+        ckpt.generation_order.clear();
     }
     let started = std::time::Instant::now();
     let earlier_seconds = ckpt.generation_seconds;
@@ -241,18 +244,29 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
     report.train_samples = window.train.len();
     report.validation_samples = window.validation.len();
     let wanted = cfg.steps_per_generation as usize * cfg.batch_size;
-    let order = match job.teacher_batch_share {
-        Some(share) => mixed_epoch_order(
-            &window,
-            &ckpt.uses_at_generation_start,
-            cfg.max_sample_uses,
-            ckpt.seed,
-            job.generation,
-            cfg.batch_size,
-            cfg.steps_per_generation as usize,
-            share,
-        ),
-        None => epoch_order(&window, &ckpt.uses_at_generation_start, cfg.max_sample_uses, ckpt.seed, job.generation, wanted),
+    let stored = &ckpt.generation_order;
+    let order: Vec<usize> = if !stored.is_empty() && stored.iter().all(|&i| (i as usize) < window.train.len()) {
+        stored.iter().map(|&i| i as usize).collect()
+    } else {
+        let weights = (cfg.policy_surprise_weight > 0.0 && !already_done).then(|| surprise_weights(job.variant, &net, &window, cfg));
+        let order = match job.teacher_batch_share {
+            Some(share) => mixed_epoch_order(
+                &window,
+                &ckpt.uses_at_generation_start,
+                cfg.max_sample_uses,
+                ckpt.seed,
+                job.generation,
+                cfg.batch_size,
+                cfg.steps_per_generation as usize,
+                share,
+                weights.as_deref(),
+            ),
+            None => epoch_order(&window, &ckpt.uses_at_generation_start, cfg.max_sample_uses, ckpt.seed, job.generation, wanted, weights.as_deref()),
+        };
+        if weights.is_some() {
+            ckpt.generation_order = order.iter().map(|&i| i as u32).collect();
+        }
+        order
     };
     let steps = cfg.steps_per_generation.min((order.len() / cfg.batch_size) as u32);
     let draws = window.train.iter().filter(|s| s.record.result == 0).count();
@@ -320,6 +334,41 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
     save(&net, &step, &mut ckpt, &report.losses)?;
     report.seconds = ckpt.generation_seconds;
     Ok(report)
+}
+
+/// Sampling weights of the window's training samples by policy surprise (KataGo's
+/// policy-surprise weighting: Wu, "Other methods implemented in KataGo", KataGo docs,
+/// 2020–): each self-play position with a policy target weighs (1 − λ) + λ·KL/mean(KL),
+/// KL(target ‖ prior) under `net`, the generation's starting network, so that the positions
+/// where the search taught the network most are trained on more often; the others weigh 1.
+/// The teacher's positions (generation 0) keep 1: their targets are the teacher's scores,
+/// not the search's correction of this network.
+fn surprise_weights(variant: &'static Variant, net: &Net, window: &Window, cfg: &TrainerConfig) -> Vec<f32> {
+    let batcher = Batcher::new(variant, false);
+    let measured: Vec<usize> = (0..window.train.len()).filter(|&i| window.train[i].generation > 0 && !window.train[i].record.policy.is_empty()).collect();
+    let mut kl = Vec::with_capacity(measured.len());
+    let mut rng = ChaCha8Rng::seed_from_u64(0);
+    for chunk in measured.chunks(cfg.batch_size.max(64)) {
+        let records: Vec<_> = chunk.iter().map(|&i| &window.train[i].record).collect();
+        let d = batcher.build(&records, &mut rng);
+        let batch = TrainBatch { batch: d.batch, input: &d.input, policy_target: &d.policy, value_target: &d.wdl, legal_mask: Some(&d.legal) };
+        kl.extend(model::train::eval_policy_kl(net, &batch));
+    }
+    surprise_from_kl(window.train.len(), &measured, &kl, cfg.policy_surprise_weight)
+}
+
+/// The weights of [`surprise_weights`] from the measured samples' KL divergences.
+fn surprise_from_kl(samples: usize, measured: &[usize], kl: &[f32], share: f32) -> Vec<f32> {
+    let mut weights = vec![1.0f32; samples];
+    let mean = kl.iter().map(|&k| k as f64).sum::<f64>() / kl.len().max(1) as f64;
+    if mean > 0.0 {
+        for (&i, &k) in measured.iter().zip(kl) {
+            weights[i] = (1.0 - share) + share * (k as f64 / mean) as f32;
+        }
+    }
+    let max = weights.iter().copied().fold(0.0f32, f32::max);
+    tracing::info!(positions = measured.len(), mean_kl = mean, max_weight = max, "policy surprise");
+    weights
 }
 
 /// The share of the search value in a sample's value target: the teacher's share for
@@ -428,6 +477,18 @@ mod tests {
     /// The teacher's positions keep the teacher's share in every generation that trains on
     /// them; self-play positions take the window's; a run without a teacher treats
     /// generation 0 (its uniform-prior games) as any other.
+    /// Hand-computed: KL 0.5, 1.5 and 1.0 (mean 1.0) at λ = 0.5 weigh 0.75, 1.25 and 1.0;
+    /// an unmeasured sample weighs 1; the measured weights keep a mean of 1.
+    #[test]
+    fn surprise_weights_are_half_uniform_half_by_kl() {
+        let w = surprise_from_kl(4, &[0, 2, 3], &[0.5, 1.5, 1.0], 0.5);
+        assert_eq!(w, vec![0.75, 1.0, 1.25, 1.0]);
+        let w = surprise_from_kl(3, &[0, 1, 2], &[0.0, 3.0, 0.0], 1.0);
+        assert_eq!(w, vec![0.0, 3.0, 0.0]);
+        // No surprise anywhere: uniform.
+        assert_eq!(surprise_from_kl(2, &[0, 1], &[0.0, 0.0], 0.5), vec![1.0, 1.0]);
+    }
+
     #[test]
     fn the_teachers_positions_keep_the_teachers_value_share() {
         assert_eq!(value_share(&sample(0), Some(0.9), 0.25), 0.9);
