@@ -391,6 +391,7 @@ fn checkpoint(scratch: &Path) -> Target {
         generation_losses: vec![trainer::StepLoss { step: 9, total: 3.0, policy: 2.0, value: 1.0 }],
         generation_seconds: 1.5,
         generation_order: vec![4, 0, 7],
+        generation_order_key: 0,
     };
     ckpt.save(&path).unwrap();
     let corpus = vec![std::fs::read(&path).unwrap()];

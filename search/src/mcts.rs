@@ -798,9 +798,11 @@ impl<G: SearchGame> Search<G> {
                 sum_pq += p * q as f64;
                 visited.push((i as u32, q));
             } else {
-                unvisited_mass += e.prior.max(MIN_PRIOR) as f64;
-                if best_unvisited.is_none_or(|(_, p)| e.prior > p) {
-                    best_unvisited = Some((i as u32, e.prior));
+                // Compared as the logit sees it: priors under MIN_PRIOR tie, the first wins.
+                let p = e.prior.max(MIN_PRIOR);
+                unvisited_mass += p as f64;
+                if best_unvisited.is_none_or(|(_, best)| p > best) {
+                    best_unvisited = Some((i as u32, p));
                 }
             }
         }
@@ -941,6 +943,12 @@ impl<G: SearchGame> Search<G> {
         let first = root.first as usize;
         match self.config.root_policy {
             RootPolicy::Gumbel => {
+                // A root noised by an earlier PUCT search of this tree gets its priors back.
+                if self.root_clean_priors.len() == k {
+                    for (e, &p) in self.edges[first..first + k].iter_mut().zip(&self.root_clean_priors) {
+                        e.prior = p;
+                    }
+                }
                 let scale = self.config.gumbel_scale;
                 let gumbel: Vec<f32> = if scale > 0.0 {
                     let d = Gumbel::new(0.0f32, 1.0).unwrap();

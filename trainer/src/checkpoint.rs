@@ -40,6 +40,9 @@ pub struct Checkpoint {
     /// depends on the network it started from (policy-surprise weighting), so that a
     /// resumed generation draws what it would have; empty: the order derives from the seed.
     pub generation_order: Vec<u32>,
+    /// What that order was drawn from (the window's shards and the settings that shape it):
+    /// a resumed generation whose key differs draws a new order.
+    pub generation_order_key: u64,
 }
 
 /// The version-2 layout.
@@ -76,6 +79,7 @@ impl From<CheckpointV2> for Checkpoint {
             generation_losses: c.generation_losses,
             generation_seconds: c.generation_seconds,
             generation_order: Vec::new(),
+            generation_order_key: 0,
         }
     }
 }
@@ -112,6 +116,7 @@ impl From<CheckpointV1> for Checkpoint {
             generation_losses: Vec::new(),
             generation_seconds: 0.0,
             generation_order: Vec::new(),
+            generation_order_key: 0,
         }
     }
 }
@@ -161,14 +166,21 @@ impl Checkpoint {
             return Err(corrupt("checksum mismatch".into()));
         }
         let config = bincode::config::standard();
-        let c = if version == 1 {
-            bincode::serde::decode_from_slice::<CheckpointV1, _>(body, config).map(|(c, _)| c.into())
-        } else if version == 2 {
-            bincode::serde::decode_from_slice::<CheckpointV2, _>(body, config).map(|(c, _)| c.into())
-        } else {
-            bincode::serde::decode_from_slice::<Checkpoint, _>(body, config).map(|(c, _)| c)
+        // A body must decode whole: a layout read with another version's fields would
+        // otherwise stop early and leave bytes unread.
+        fn whole<T>(r: Result<(T, usize), bincode::error::DecodeError>, len: usize) -> Result<T, String> {
+            match r {
+                Ok((c, used)) if used == len => Ok(c),
+                Ok((_, used)) => Err(format!("{} of {len} body bytes decoded", used)),
+                Err(e) => Err(e.to_string()),
+            }
+        }
+        let c = match version {
+            1 => whole(bincode::serde::decode_from_slice::<CheckpointV1, _>(body, config), len).map(Checkpoint::from),
+            2 => whole(bincode::serde::decode_from_slice::<CheckpointV2, _>(body, config), len).map(Checkpoint::from),
+            _ => whole(bincode::serde::decode_from_slice::<Checkpoint, _>(body, config), len),
         };
-        Ok(Some(c.map_err(|e| corrupt(e.to_string()))?))
+        Ok(Some(c.map_err(corrupt)?))
     }
 }
 
@@ -222,7 +234,10 @@ mod tests {
         assert_eq!((c.generation, c.generation_step, c.total_steps, c.seed), (3, 40, 340, 7));
         assert_eq!((c.weights, c.optimizer), (vec![1, 2, 3], vec![4, 5]));
         assert!(c.generation_losses.is_empty());
-        // The same body under version 3 is not a version-3 checkpoint: refused, not guessed.
+        // The same body under a later version is not a checkpoint of that version: refused,
+        // not guessed.
+        std::fs::write(&path, file(2, &body)).unwrap();
+        assert!(matches!(Checkpoint::load(&path), Err(CheckpointError::Corrupt { .. })));
         std::fs::write(&path, file(3, &body)).unwrap();
         assert!(matches!(Checkpoint::load(&path), Err(CheckpointError::Corrupt { .. })));
         std::fs::write(&path, file(4, &body)).unwrap();

@@ -170,7 +170,8 @@ pub fn shard_key(path: &Path) -> String {
 ///
 /// With `weights` (one per training sample, mean about 1), a pass holds each sample
 /// ⌊w⌋ times and once more with probability w − ⌊w⌋, within its uses left: sampling in
-/// proportion to the weight, as KataGo writes each row of its training data.
+/// proportion to the weight, as KataGo writes each row of its training data; there are
+/// at most `max_uses` passes, so a sample of weight below 1 may end under its cap.
 pub fn epoch_order(window: &Window, uses: &UseCounts, max_uses: u8, seed: u64, generation: u32, wanted: usize, weights: Option<&[f32]>) -> Vec<usize> {
     let all: Vec<usize> = (0..window.train.len()).collect();
     passes(window, &all, uses, max_uses, &mut order_rng(seed, generation, 0), wanted, weights)

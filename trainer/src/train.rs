@@ -159,6 +159,7 @@ pub fn start_from_model(checkpoint: &Path, model_dir: &Path, generation: u32, va
         generation_losses: Vec::new(),
         generation_seconds: 0.0,
         generation_order: Vec::new(),
+        generation_order_key: 0,
     };
     c.save(checkpoint)?;
     Ok(())
@@ -193,6 +194,7 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
                 generation_losses: Vec::new(),
                 generation_seconds: 0.0,
                 generation_order: Vec::new(),
+                generation_order_key: 0,
             };
             (net, c)
         }
@@ -244,11 +246,24 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
     report.train_samples = window.train.len();
     report.validation_samples = window.validation.len();
     let wanted = cfg.steps_per_generation as usize * cfg.batch_size;
+    let order_key = order_key(&window, cfg);
     let stored = &ckpt.generation_order;
-    let order: Vec<usize> = if !stored.is_empty() && stored.iter().all(|&i| (i as usize) < window.train.len()) {
+    let mut new_order = false;
+    let order: Vec<usize> = if !stored.is_empty() && ckpt.generation_order_key == order_key {
         stored.iter().map(|&i| i as usize).collect()
     } else {
-        let weights = (cfg.policy_surprise_weight > 0.0 && !already_done).then(|| surprise_weights(job.variant, &net, &window, cfg));
+        let weights = if cfg.policy_surprise_weight > 0.0 && !already_done {
+            if ckpt.generation_step > 0 {
+                tracing::warn!(
+                    generation = job.generation,
+                    step = ckpt.generation_step,
+                    "the generation's batch order is not in its checkpoint (or its window or settings changed): surprise measured by the half-trained network"
+                );
+            }
+            surprise_weights(job.variant, &net, &window, cfg)
+        } else {
+            None
+        };
         let order = match job.teacher_batch_share {
             Some(share) => mixed_epoch_order(
                 &window,
@@ -263,9 +278,9 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
             ),
             None => epoch_order(&window, &ckpt.uses_at_generation_start, cfg.max_sample_uses, ckpt.seed, job.generation, wanted, weights.as_deref()),
         };
-        if weights.is_some() {
-            ckpt.generation_order = order.iter().map(|&i| i as u32).collect();
-        }
+        ckpt.generation_order = if weights.is_some() { order.iter().map(|&i| i as u32).collect() } else { Vec::new() };
+        ckpt.generation_order_key = order_key;
+        new_order = weights.is_some();
         order
     };
     let steps = cfg.steps_per_generation.min((order.len() / cfg.batch_size) as u32);
@@ -282,6 +297,11 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
         ckpt.save(&job.checkpoint)?;
         Ok(())
     };
+    if new_order && ckpt.generation_step == 0 {
+        // Kept before the first step: a kill before the first checkpoint would otherwise
+        // measure the surprise again, on whatever machine and thread count resume it.
+        save(&net, &step, &mut ckpt, &report.losses)?;
+    }
     let mut s = ckpt.generation_step;
     while s < steps {
         let idx = &order[s as usize * cfg.batch_size..(s as usize + 1) * cfg.batch_size];
@@ -343,7 +363,7 @@ pub fn train_generation(job: &TrainJob) -> Result<GenerationReport, TrainError> 
 /// where the search taught the network most are trained on more often; the others weigh 1.
 /// The teacher's positions (generation 0) keep 1: their targets are the teacher's scores,
 /// not the search's correction of this network.
-fn surprise_weights(variant: &'static Variant, net: &Net, window: &Window, cfg: &TrainerConfig) -> Vec<f32> {
+fn surprise_weights(variant: &'static Variant, net: &Net, window: &Window, cfg: &TrainerConfig) -> Option<Vec<f32>> {
     let batcher = Batcher::new(variant, false);
     let measured: Vec<usize> = (0..window.train.len()).filter(|&i| window.train[i].generation > 0 && !window.train[i].record.policy.is_empty()).collect();
     let mut kl = Vec::with_capacity(measured.len());
@@ -357,18 +377,34 @@ fn surprise_weights(variant: &'static Variant, net: &Net, window: &Window, cfg: 
     surprise_from_kl(window.train.len(), &measured, &kl, cfg.policy_surprise_weight)
 }
 
-/// The weights of [`surprise_weights`] from the measured samples' KL divergences.
-fn surprise_from_kl(samples: usize, measured: &[usize], kl: &[f32], share: f32) -> Vec<f32> {
-    let mut weights = vec![1.0f32; samples];
+/// The weights of [`surprise_weights`] from the measured samples' KL divergences; `None`
+/// where nothing was surprising (no position measured, or every KL 0): uniform sampling.
+fn surprise_from_kl(samples: usize, measured: &[usize], kl: &[f32], share: f32) -> Option<Vec<f32>> {
     let mean = kl.iter().map(|&k| k as f64).sum::<f64>() / kl.len().max(1) as f64;
-    if mean > 0.0 {
-        for (&i, &k) in measured.iter().zip(kl) {
-            weights[i] = (1.0 - share) + share * (k as f64 / mean) as f32;
-        }
+    if !(mean > 0.0 && mean.is_finite()) {
+        return None;
+    }
+    let mut weights = vec![1.0f32; samples];
+    for (&i, &k) in measured.iter().zip(kl) {
+        weights[i] = (1.0 - share) + share * (k as f64 / mean) as f32;
     }
     let max = weights.iter().copied().fold(0.0f32, f32::max);
     tracing::info!(positions = measured.len(), mean_kl = mean, max_weight = max, "policy surprise");
-    weights
+    Some(weights)
+}
+
+/// What a stored batch order was drawn from: the window's shards and their sizes, and the
+/// settings that shape the order. A resumed generation whose window or settings differ
+/// draws a new order rather than indices that now name other positions.
+fn order_key(window: &Window, cfg: &TrainerConfig) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    for (path, n) in window.shards.iter().zip(&window.shard_records) {
+        std::hash::Hash::hash(&shard_key(path), &mut h);
+        std::hash::Hash::hash(n, &mut h);
+    }
+    std::hash::Hash::hash(&(window.train.len(), cfg.batch_size, cfg.steps_per_generation, cfg.max_sample_uses), &mut h);
+    std::hash::Hash::hash(&cfg.policy_surprise_weight.to_bits(), &mut h);
+    std::hash::Hasher::finish(&h)
 }
 
 /// The share of the search value in a sample's value target: the teacher's share for
@@ -474,21 +510,22 @@ mod tests {
         crate::data::tests::blank_sample(0, 0, generation)
     }
 
-    /// The teacher's positions keep the teacher's share in every generation that trains on
-    /// them; self-play positions take the window's; a run without a teacher treats
-    /// generation 0 (its uniform-prior games) as any other.
     /// Hand-computed: KL 0.5, 1.5 and 1.0 (mean 1.0) at λ = 0.5 weigh 0.75, 1.25 and 1.0;
     /// an unmeasured sample weighs 1; the measured weights keep a mean of 1.
     #[test]
     fn surprise_weights_are_half_uniform_half_by_kl() {
         let w = surprise_from_kl(4, &[0, 2, 3], &[0.5, 1.5, 1.0], 0.5);
-        assert_eq!(w, vec![0.75, 1.0, 1.25, 1.0]);
+        assert_eq!(w, Some(vec![0.75, 1.0, 1.25, 1.0]));
         let w = surprise_from_kl(3, &[0, 1, 2], &[0.0, 3.0, 0.0], 1.0);
-        assert_eq!(w, vec![0.0, 3.0, 0.0]);
-        // No surprise anywhere: uniform.
-        assert_eq!(surprise_from_kl(2, &[0, 1], &[0.0, 0.0], 0.5), vec![1.0, 1.0]);
+        assert_eq!(w, Some(vec![0.0, 3.0, 0.0]));
+        // No surprise anywhere, or nothing measured: uniform sampling, no weights.
+        assert_eq!(surprise_from_kl(2, &[0, 1], &[0.0, 0.0], 0.5), None);
+        assert_eq!(surprise_from_kl(2, &[], &[], 0.5), None);
     }
 
+    /// The teacher's positions keep the teacher's share in every generation that trains on
+    /// them; self-play positions take the window's; a run without a teacher treats
+    /// generation 0 (its uniform-prior games) as any other.
     #[test]
     fn the_teachers_positions_keep_the_teachers_value_share() {
         assert_eq!(value_share(&sample(0), Some(0.9), 0.25), 0.9);
