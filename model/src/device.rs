@@ -70,11 +70,14 @@ pub enum DeviceSpec {
     Vulkan,
     /// CUDA device index N through LibTorch (`libtorch` = `libtorch:0`).
     LibTorch(usize),
+    /// LibTorch's own CPU kernels (`libtorch-cpu`): the LibTorch build checked on a
+    /// machine without a GPU before a GPU lease is spent on it.
+    LibTorchCpu,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DeviceError {
-    #[error("device '{0}': unknown (expected cpu, cuda, cuda:N, wgpu, vulkan, libtorch or libtorch:N)")]
+    #[error("device '{0}': unknown (expected cpu, cuda, cuda:N, wgpu, vulkan, libtorch, libtorch:N or libtorch-cpu)")]
     Unknown(String),
     #[error("device '{spec}': this build has no {what} backend; rebuild with `--features {feature}` (e.g. cargo build --release -p cli --features {feature})")]
     NotBuilt { spec: String, what: &'static str, feature: &'static str },
@@ -92,6 +95,7 @@ impl std::str::FromStr for DeviceSpec {
             "vulkan" => Ok(DeviceSpec::Vulkan),
             "cuda" => Ok(DeviceSpec::Cuda(0)),
             "libtorch" => Ok(DeviceSpec::LibTorch(0)),
+            "libtorch-cpu" => Ok(DeviceSpec::LibTorchCpu),
             _ => {
                 let index = |prefix: &str| t.strip_prefix(prefix).and_then(|n| n.parse::<usize>().ok());
                 if let Some(n) = index("cuda:") {
@@ -114,6 +118,7 @@ impl std::fmt::Display for DeviceSpec {
             DeviceSpec::Wgpu => write!(f, "wgpu"),
             DeviceSpec::Vulkan => write!(f, "vulkan"),
             DeviceSpec::LibTorch(n) => write!(f, "libtorch:{n}"),
+            DeviceSpec::LibTorchCpu => write!(f, "libtorch-cpu"),
         }
     }
 }
@@ -163,6 +168,18 @@ impl DeviceSpec {
                     // one GPU backend here that runs PyTorch's own (cuDNN) kernels.
                     #[allow(deprecated)]
                     let device = Device::libtorch_cuda(_index);
+                    Ok(device)
+                }
+                #[cfg(not(feature = "tch"))]
+                {
+                    Err(DeviceError::NotBuilt { spec: self.to_string(), what: "LibTorch", feature: "tch" })
+                }
+            }
+            DeviceSpec::LibTorchCpu => {
+                #[cfg(feature = "tch")]
+                {
+                    #[allow(deprecated)]
+                    let device = Device::libtorch();
                     Ok(device)
                 }
                 #[cfg(not(feature = "tch"))]
@@ -250,9 +267,11 @@ mod tests {
         assert_eq!("libtorch".parse::<DeviceSpec>(), Ok(DeviceSpec::LibTorch(0)));
         assert_eq!("libtorch:1".parse::<DeviceSpec>(), Ok(DeviceSpec::LibTorch(1)));
         assert_eq!(DeviceSpec::LibTorch(0).to_string(), "libtorch:0");
-        for bad in ["gpu", "cuda:", "cuda:x", "cuda:-1", "libtorch:", "torch", ""] {
+        assert_eq!("LibTorch-CPU".parse::<DeviceSpec>(), Ok(DeviceSpec::LibTorchCpu));
+        assert_eq!(DeviceSpec::LibTorchCpu.to_string(), "libtorch-cpu");
+        for bad in ["gpu", "cuda:", "cuda:x", "cuda:-1", "libtorch:", "libtorch-gpu", "torch", ""] {
             let e = bad.parse::<DeviceSpec>().unwrap_err();
-            assert!(e.to_string().contains("expected cpu, cuda, cuda:N, wgpu, vulkan, libtorch or libtorch:N"), "{bad}: {e}");
+            assert!(e.to_string().contains("expected cpu, cuda, cuda:N, wgpu, vulkan, libtorch, libtorch:N or libtorch-cpu"), "{bad}: {e}");
         }
         assert_eq!(DeviceSpec::Cuda(2).to_string(), "cuda:2");
         assert_eq!(DeviceSpec::default(), DeviceSpec::Cpu);
@@ -282,6 +301,8 @@ mod tests {
         {
             let e = DeviceSpec::LibTorch(0).probe().unwrap_err().to_string();
             assert!(e.contains("'libtorch:0'") && e.contains("--features tch"), "{e}");
+            let e = DeviceSpec::LibTorchCpu.probe().unwrap_err().to_string();
+            assert!(e.contains("'libtorch-cpu'") && e.contains("--features tch"), "{e}");
         }
     }
 }

@@ -7,7 +7,7 @@
 //! ```text
 //! netbench [--threads 2] [--sizes 6x64,4x48] [--batches 1,16,64,256] [--train-batch 256]
 //!          [--seconds 3] [--planes 100] [--policy-planes 140] [--height 9] [--width 9]
-//!          [--engines burn,burn_ref,folded,train,train_ref] [--device cpu|vulkan|wgpu|libtorch[:N]|cuda[:N]]
+//!          [--engines burn,burn_ref,folded,train,train_ref] [--device cpu|vulkan|wgpu|libtorch[:N]|libtorch-cpu|cuda[:N]]
 //!          [--dtype f32|f16|bf16] [--rounds 1] [--model DIR]
 //!
 //! `--dtype` makes that the device's float type (burn's `Device::configure`: every tensor,
