@@ -4,7 +4,7 @@
 # mtimes. Columns: unix time, run dir, CPU seconds.
 CLK=$(getconf CLK_TCK)
 while true; do
-  for pid in $(pgrep -f "copper-(b3|i8) train"); do
+  for pid in $(pgrep -f "copper-(b3|i8|psw) train"); do
     cfg=$(tr '\0' ' ' < /proc/$pid/cmdline 2>/dev/null | grep -o "data/exp/[a-z0-9]*/" | head -1)
     s=$(awk -v c=$CLK '{print ($14+$15+$16+$17)/c}' /proc/$pid/stat 2>/dev/null)
     [ -n "$s" ] && echo "$(date +%s) $cfg $s"
