@@ -45,45 +45,6 @@ pub struct Checkpoint {
     pub generation_order_key: u64,
 }
 
-/// The version-2 layout.
-#[derive(Deserialize)]
-#[cfg_attr(test, derive(Serialize))]
-struct CheckpointV2 {
-    net: NetConfig,
-    generation: u32,
-    generation_step: u32,
-    total_steps: u64,
-    generation_done: bool,
-    uses_at_generation_start: UseCounts,
-    uses: UseCounts,
-    seed: u64,
-    weights: Vec<u8>,
-    optimizer: Vec<u8>,
-    generation_losses: Vec<StepLoss>,
-    generation_seconds: f64,
-}
-
-impl From<CheckpointV2> for Checkpoint {
-    fn from(c: CheckpointV2) -> Checkpoint {
-        Checkpoint {
-            net: c.net,
-            generation: c.generation,
-            generation_step: c.generation_step,
-            total_steps: c.total_steps,
-            generation_done: c.generation_done,
-            uses_at_generation_start: c.uses_at_generation_start,
-            uses: c.uses,
-            seed: c.seed,
-            weights: c.weights,
-            optimizer: c.optimizer,
-            generation_losses: c.generation_losses,
-            generation_seconds: c.generation_seconds,
-            generation_order: Vec::new(),
-            generation_order_key: 0,
-        }
-    }
-}
-
 /// The version-1 layout, read so that runs checkpointed before version 2 resume.
 #[derive(Deserialize)]
 #[cfg_attr(test, derive(Serialize))]
@@ -100,21 +61,37 @@ struct CheckpointV1 {
     optimizer: Vec<u8>,
 }
 
-impl From<CheckpointV1> for Checkpoint {
-    fn from(c: CheckpointV1) -> Checkpoint {
+/// The version-2 layout: version 1's fields, then these (bincode writes a nested struct's
+/// fields in place, so this is the flat layout version 2 wrote).
+#[derive(Deserialize)]
+struct CheckpointV2 {
+    v1: CheckpointV1,
+    generation_losses: Vec<StepLoss>,
+    generation_seconds: f64,
+}
+
+impl From<CheckpointV1> for CheckpointV2 {
+    fn from(v1: CheckpointV1) -> CheckpointV2 {
+        CheckpointV2 { v1, generation_losses: Vec::new(), generation_seconds: 0.0 }
+    }
+}
+
+impl From<CheckpointV2> for Checkpoint {
+    fn from(c: CheckpointV2) -> Checkpoint {
+        let v1 = c.v1;
         Checkpoint {
-            net: c.net,
-            generation: c.generation,
-            generation_step: c.generation_step,
-            total_steps: c.total_steps,
-            generation_done: c.generation_done,
-            uses_at_generation_start: c.uses_at_generation_start,
-            uses: c.uses,
-            seed: c.seed,
-            weights: c.weights,
-            optimizer: c.optimizer,
-            generation_losses: Vec::new(),
-            generation_seconds: 0.0,
+            net: v1.net,
+            generation: v1.generation,
+            generation_step: v1.generation_step,
+            total_steps: v1.total_steps,
+            generation_done: v1.generation_done,
+            uses_at_generation_start: v1.uses_at_generation_start,
+            uses: v1.uses,
+            seed: v1.seed,
+            weights: v1.weights,
+            optimizer: v1.optimizer,
+            generation_losses: c.generation_losses,
+            generation_seconds: c.generation_seconds,
             generation_order: Vec::new(),
             generation_order_key: 0,
         }
@@ -176,7 +153,7 @@ impl Checkpoint {
             }
         }
         let c = match version {
-            1 => whole(bincode::serde::decode_from_slice::<CheckpointV1, _>(body, config), len).map(Checkpoint::from),
+            1 => whole(bincode::serde::decode_from_slice::<CheckpointV1, _>(body, config), len).map(|c| CheckpointV2::from(c).into()),
             2 => whole(bincode::serde::decode_from_slice::<CheckpointV2, _>(body, config), len).map(Checkpoint::from),
             _ => whole(bincode::serde::decode_from_slice::<Checkpoint, _>(body, config), len),
         };
@@ -249,26 +226,15 @@ mod tests {
     fn a_version_2_checkpoint_still_resumes_with_its_losses_and_no_stored_order() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("trainer.ckpt");
-        let c1 = v1();
-        let v2 = CheckpointV2 {
-            net: c1.net,
-            generation: 5,
-            generation_step: 50,
-            total_steps: 800,
-            generation_done: false,
-            uses_at_generation_start: Default::default(),
-            uses: Default::default(),
-            seed: 9,
-            weights: vec![7],
-            optimizer: vec![8],
-            generation_losses: vec![StepLoss { step: 800, total: 3.0, policy: 2.5, value: 0.5 }],
-            generation_seconds: 4.0,
-        };
-        let body = bincode::serde::encode_to_vec(&v2, bincode::config::standard()).unwrap();
+        // Version 2 as it wrote itself: version 1's fields, then the losses and seconds.
+        let cfg = bincode::config::standard();
+        let mut body = bincode::serde::encode_to_vec(CheckpointV1 { generation: 5, generation_step: 50, total_steps: 800, seed: 9, ..v1() }, cfg).unwrap();
+        body.extend(bincode::serde::encode_to_vec(vec![StepLoss { step: 800, total: 3.0, policy: 2.5, value: 0.5 }], cfg).unwrap());
+        body.extend(bincode::serde::encode_to_vec(4.0f64, cfg).unwrap());
         std::fs::write(&path, file(2, &body)).unwrap();
         let c = Checkpoint::load(&path).unwrap().unwrap();
         assert_eq!((c.generation, c.generation_step, c.total_steps, c.seed), (5, 50, 800, 9));
-        assert_eq!(c.generation_losses.len(), 1);
+        assert_eq!((c.generation_losses.len(), c.generation_seconds), (1, 4.0));
         assert!(c.generation_order.is_empty());
     }
 
@@ -276,7 +242,7 @@ mod tests {
     fn losses_and_seconds_survive_a_save_and_load() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("trainer.ckpt");
-        let mut c: Checkpoint = v1().into();
+        let mut c: Checkpoint = CheckpointV2::from(v1()).into();
         c.generation_losses = vec![StepLoss { step: 341, total: 2.5, policy: 2.0, value: 0.5 }];
         c.generation_seconds = 12.5;
         c.save(&path).unwrap();

@@ -185,6 +185,15 @@ mod tests {
     }
 
     #[test]
+    fn a_surprise_weight_outside_its_range_is_refused_by_name() {
+        for w in [-0.1, 1.5, f32::NAN] {
+            let c = TrainerConfig { policy_surprise_weight: w, ..TrainerConfig::default() };
+            assert!(c.validate().unwrap_err().to_string().contains("training.policy_surprise_weight"), "{w}");
+        }
+        assert!(TrainerConfig { policy_surprise_weight: 1.0, ..TrainerConfig::default() }.validate().is_ok());
+    }
+
+    #[test]
     fn a_final_fraction_outside_its_range_is_refused_by_name() {
         for f in [0.0, -0.5, 1.5, f64::NAN] {
             let c = TrainerConfig { final_lr_fraction: f, ..TrainerConfig::default() };

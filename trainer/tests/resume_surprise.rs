@@ -9,43 +9,40 @@ use trainer::{train_generation, TrainJob};
 /// differ from run to run (measured: `resume.rs`'s comparison failed one run in three).
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn job<'a>(dir: &std::path::Path, shards: &[std::path::PathBuf], generation: u32, stop_after: Option<u32>) -> TrainJob<'a> {
+/// Generation `generation` in `dir` with full policy-surprise weighting, at a high rate so
+/// that the network a kill leaves would measure other surprises than the one it began with.
+fn weighted<'a>(dir: &std::path::Path, shards: &[std::path::PathBuf], generation: u32, stop_after: Option<u32>) -> TrainJob<'a> {
     let mut j = run_job(dir, shards, generation, 6, stop_after);
     j.config.final_lr_fraction = 0.1;
+    j.config.policy_surprise_weight = 1.0;
+    j.config.max_sample_uses = 4;
+    j.config.learning_rate = 0.05;
     j
 }
 
 /// With policy-surprise weighting the batch order depends on the network a generation
-/// starts from; a generation killed after its first checkpoint resumes with the order it
-/// began with (kept in the checkpoint), not one measured by its half-trained network.
+/// starts from; a killed generation resumes with the order it began with (kept in the
+/// checkpoint), not one measured by its half-trained network.
 #[test]
 fn a_surprise_weighted_generation_resumes_with_its_own_order() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     model::init_cpu_threads(1);
     let data = tempfile::tempdir().unwrap();
     let shards = write_random_shards(data.path(), 4, 12, 5);
-    let weighted = |dir: &std::path::Path, generation: u32, stop_after: Option<u32>| {
-        let mut j = job(dir, &shards, generation, stop_after);
-        j.config.policy_surprise_weight = 1.0;
-        j.config.max_sample_uses = 4;
-        // A high rate, so that the network the kill leaves measures other surprises.
-        j.config.learning_rate = 0.05;
-        j
-    };
     let straight = tempfile::tempdir().unwrap();
     for g in 1..=2 {
-        train_generation(&weighted(straight.path(), g, None)).unwrap();
+        train_generation(&weighted(straight.path(), &shards, g, None)).unwrap();
     }
     let resumed = tempfile::tempdir().unwrap();
-    train_generation(&weighted(resumed.path(), 1, None)).unwrap();
-    assert!(!train_generation(&weighted(resumed.path(), 2, Some(3))).unwrap().complete);
-    assert_eq!(train_generation(&weighted(resumed.path(), 2, None)).unwrap().steps, 4);
+    train_generation(&weighted(resumed.path(), &shards, 1, None)).unwrap();
+    assert!(!train_generation(&weighted(resumed.path(), &shards, 2, Some(3))).unwrap().complete);
+    assert_eq!(train_generation(&weighted(resumed.path(), &shards, 2, None)).unwrap().steps, 4);
     assert!(outputs(straight.path(), 2) == outputs(resumed.path(), 2), "the resumed generation drew another order");
 
     // The weighting does change what is drawn: uniform sampling ends elsewhere.
     let uniform = tempfile::tempdir().unwrap();
     for g in 1..=2 {
-        let mut j = weighted(uniform.path(), g, None);
+        let mut j = weighted(uniform.path(), &shards, g, None);
         j.config.policy_surprise_weight = 0.0;
         train_generation(&j).unwrap();
     }
@@ -61,17 +58,11 @@ fn a_changed_window_draws_a_new_order() {
     let data = tempfile::tempdir().unwrap();
     let shards = write_random_shards(data.path(), 4, 12, 5);
     let dir = tempfile::tempdir().unwrap();
-    let weighted = |shards: &[std::path::PathBuf], stop_after: Option<u32>| {
-        let mut j = job(dir.path(), shards, 1, stop_after);
-        j.config.policy_surprise_weight = 1.0;
-        j.config.max_sample_uses = 4;
-        j
-    };
-    assert!(!train_generation(&weighted(&shards, Some(3))).unwrap().complete);
+    assert!(!train_generation(&weighted(dir.path(), &shards, 1, Some(3))).unwrap().complete);
     let ckpt = dir.path().join("trainer.ckpt");
     let before = trainer::Checkpoint::load(&ckpt).unwrap().unwrap();
     assert!(!before.generation_order.is_empty(), "the order is in the checkpoint");
-    let r = train_generation(&weighted(&shards[1..], None)).unwrap();
+    let r = train_generation(&weighted(dir.path(), &shards[1..], 1, None)).unwrap();
     assert!(r.complete && r.steps > 0);
     let after = trainer::Checkpoint::load(&ckpt).unwrap().unwrap();
     assert_ne!(after.generation_order_key, before.generation_order_key);
