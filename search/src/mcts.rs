@@ -262,8 +262,8 @@ pub struct Search<G: SearchGame> {
     chosen: Option<G::Move>,
     /// The root's priors before a PUCT root's Dirichlet noise.
     root_clean_priors: Vec<f32>,
-    /// (child offset, Q) of the visited children, for the interior selection.
-    scratch_visited: Vec<(u32, f32)>,
+    /// The visited children's (offset, Q then z, e^(z − max)), for the interior selection.
+    scratch_visited: Vec<(u32, f32, f64)>,
     /// The arena `compact` builds into, kept between moves with its capacity: a fresh
     /// one per move grew by reallocation into newly mapped pages every search.
     spare: (Vec<Node>, Vec<Edge<G::Move>>),
@@ -796,7 +796,7 @@ impl<G: SearchGame> Search<G> {
                 let p = e.prior.max(f32::MIN_POSITIVE) as f64;
                 sum_p += p;
                 sum_pq += p * q as f64;
-                visited.push((i as u32, q));
+                visited.push((i as u32, q, 0.0));
             } else {
                 // Compared as the logit sees it: priors under MIN_PRIOR tie, the first wins.
                 let p = e.prior.max(MIN_PRIOR);
@@ -812,7 +812,7 @@ impl<G: SearchGame> Search<G> {
         // where a child is unvisited), or the fixed bounds.
         let (min_max, lo, inv) = match self.config.q_norm {
             QNorm::MinMax => {
-                let completed = visited.iter().map(|&(_, q)| q).chain(best_unvisited.map(|_| v_mix));
+                let completed = visited.iter().map(|&(_, q, _)| q).chain(best_unvisited.map(|_| v_mix));
                 let (lo, hi) = completed.fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), q| (lo.min(q), hi.max(q)));
                 (true, lo, 1.0 / (hi - lo).max(1e-8))
             }
@@ -820,13 +820,21 @@ impl<G: SearchGame> Search<G> {
         };
         let sigma = |q: f32| if min_max { scale * (q - lo) * inv } else { scale * (q + 1.0) * 0.5 };
         let edges = self.children(node);
-        let logit = |i: u32| logit(edges[i as usize].prior);
-        let z = |&(i, q): &(u32, f32)| sigma(q) + logit(i);
+        let logit_of = |i: u32| logit(edges[i as usize].prior);
+        // Each visited child's Q becomes its z = σ(q̂) + logit, then its e^(z − max).
+        let mut max = f32::NEG_INFINITY;
+        for v in visited.iter_mut() {
+            v.1 = sigma(v.1) + logit_of(v.0);
+            max = max.max(v.1);
+        }
         let sigma_u = sigma(v_mix);
-        let z_u = best_unvisited.map(|(i, _)| sigma_u + logit(i));
-        let max = visited.iter().map(z).chain(z_u).fold(f32::NEG_INFINITY, f32::max);
-        let unvisited_sum = if best_unvisited.is_some() { ((sigma_u - max) as f64).exp() * unvisited_mass } else { 0.0 };
-        let sum = visited.iter().map(|v| ((z(v) - max) as f64).exp()).sum::<f64>() + unvisited_sum;
+        let z_u = best_unvisited.map(|(i, _)| sigma_u + logit_of(i));
+        max = z_u.map_or(max, |z| max.max(z));
+        let mut sum = if best_unvisited.is_some() { ((sigma_u - max) as f64).exp() * unvisited_mass } else { 0.0 };
+        for v in visited.iter_mut() {
+            v.2 = ((v.1 - max) as f64).exp();
+            sum += v.2;
+        }
         let inv_sum = 1.0 / sum;
         let inv_n = 1.0 / (1.0 + sum_n as f64);
         // Candidates in index order; ties go to the lower index, as a scan of every child would.
@@ -836,8 +844,8 @@ impl<G: SearchGame> Search<G> {
                 best = (i, score);
             }
         };
-        for v in &visited {
-            consider(v.0, ((z(v) - max) as f64).exp() * inv_sum - edges[v.0 as usize].visits as f64 * inv_n);
+        for &(i, _, e) in &visited {
+            consider(i, e * inv_sum - edges[i as usize].visits as f64 * inv_n);
         }
         if let (Some((i, _)), Some(zu)) = (best_unvisited, z_u) {
             consider(i, ((zu - max) as f64).exp() * inv_sum);
