@@ -1057,13 +1057,14 @@ fn run(cli: Cli) -> Result<()> {
             }
             let report = pipeline::fleet::run_worker_with(&store, &opts, &stop, &mut || if no_jobs { Ok(false) } else { jobs.serve_one() })?;
             println!(
-                "worker {}: {} games (generations {:?}), {} tournament and study games; busy {:.1}% of {:.0} s; store: {}",
+                "worker {}: {} games (generations {:?}), {} tournament and study games; busy {:.1}% of {:.0} s, {} waits for the trainer; store: {}",
                 opts.id,
                 report.games,
                 report.generations,
                 jobs.played,
                 100.0 * report.busy_share(),
                 report.alive_seconds,
+                report.waits_for_trainer,
                 store.counters()
             );
         }

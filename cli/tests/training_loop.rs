@@ -248,3 +248,85 @@ fn a_run_from_a_model_keeps_the_teachers_games_only_when_asked() {
     assert_eq!(positions(&dropped, 0), 0);
     assert_eq!(samples(&dropped, 1), positions(&dropped, 1));
 }
+
+/// `training.reanalyse_fraction`: before generations 2 and 3 train, about that share of
+/// the older games' positions (not the held-out games') is searched again by the newest
+/// model; the copies keep every position, result and game of the originals and stand in
+/// for them in the window, only the newest set is kept, and a second run redoes nothing.
+#[test]
+fn reanalysis_refreshes_the_older_positions_of_the_window() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = tempfile::TempDir::new_in(root.path()).unwrap();
+    let d = dir.path();
+    let path = config(d);
+    let mut cfg: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    cfg["selfplay"]["games"] = 16.into();
+    cfg["training"].as_table_mut().unwrap().insert("reanalyse_fraction".into(), 0.5.into());
+    std::fs::write(&path, toml::to_string(&cfg).unwrap()).unwrap();
+    let run = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_copper"))
+            .args(["train", "--quiet", "--config"])
+            .arg(&path)
+            .arg("--run-dir")
+            .arg(d)
+            .args(["--generations", "3", "--threads", "1"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    run();
+    let summary = |g: u32| -> serde_json::Value { serde_json::from_slice(&std::fs::read(d.join(format!("reanalysed/gen-{g:04}.json"))).unwrap()).unwrap() };
+    assert!(!d.join("reanalysed/gen-0001.json").exists(), "generation 1's games were played by the newest model");
+    let validation = cfg["training"]["validation_fraction"].as_float().unwrap() as f32;
+    for g in [2, 3] {
+        let s = summary(g);
+        assert_eq!(s["model"], g - 1, "{s}");
+        assert!(s["skipped"].as_array().unwrap().is_empty(), "{s}");
+        // Half of the older generations' training positions (those of generation 1, and
+        // at generation 3 of 2 as well), within a wide binomial band.
+        let older: u64 = (1..g)
+            .flat_map(|h| shard_files(&d.join(format!("selfplay/gen-{h:04}"))))
+            .flat_map(|p| records::read_shard(&p).unwrap().records)
+            .filter(|r| !trainer::data::is_validation_game(r.game_id, validation))
+            .count() as u64;
+        let n = s["positions"].as_u64().unwrap();
+        assert!(n as f64 > 0.4 * older as f64 && (n as f64) < 0.6 * older as f64, "{n} of {older}: {s}");
+        assert!(s["had_target"].as_u64().unwrap() <= n);
+    }
+    assert!(!d.join("reanalysed/gen-0002").exists(), "generation 2's copies were carried into 3's");
+    // Generation 3's copies against their originals: the same games, positions and
+    // results; the targets of at least a quarter of the positions replaced by a full
+    // search's (a policy over the position's moves), the rest as before or as 2 left them.
+    let copies = shard_files(&d.join("reanalysed/gen-0003"));
+    assert!(!copies.is_empty());
+    let (mut changed, mut total) = (0, 0);
+    for copy in &copies {
+        let original = d.join(copy.strip_prefix(d.join("reanalysed/gen-0003")).unwrap());
+        let (a, b) = (records::read_shard(&original).unwrap(), records::read_shard(copy).unwrap());
+        assert_eq!(a.header, b.header);
+        assert!(a.header.generation < 3, "{}", copy.display());
+        assert_eq!(a.records.len(), b.records.len());
+        for (x, y) in a.records.iter().zip(&b.records) {
+            assert_eq!((&x.sfen, x.ply, x.result, x.game_id, x.repetitions), (&y.sfen, y.ply, y.result, y.game_id, y.repetitions));
+            total += 1;
+            if (x.policy.clone(), x.search_value, x.full_search) != (y.policy.clone(), y.search_value, y.full_search) {
+                changed += 1;
+                assert!(!trainer::data::is_validation_game(x.game_id, validation), "a held-out game's targets changed");
+                assert!(y.full_search && !y.policy.is_empty());
+                assert!((y.policy.iter().map(|p| p.1).sum::<f32>() - 1.0).abs() < 1e-4);
+            }
+        }
+    }
+    assert!(changed * 4 >= total, "{changed} of {total} positions changed");
+    // The window of generation 3 reads the copies in place of the originals.
+    let window: Vec<PathBuf> = (1..=3).flat_map(|h| shard_files(&d.join(format!("selfplay/gen-{h:04}")))).collect();
+    let cfg3 = pipeline::RunConfig::load(&d.join("config.toml")).unwrap();
+    let stood_in =
+        pipeline::reanalyse::reanalyse_window(&pipeline::RunDir(d.to_path_buf()), &cfg3, 3, window.clone(), Path::new("/nonexistent"), false).unwrap();
+    assert_eq!(stood_in.iter().filter(|p| p.starts_with(d.join("reanalysed/gen-0003"))).count(), copies.len());
+    assert_eq!(stood_in.len(), window.len());
+    // A second run of the finished loop searches nothing again.
+    let before = std::fs::read(d.join("reanalysed/gen-0003.json")).unwrap();
+    run();
+    assert_eq!(std::fs::read(d.join("reanalysed/gen-0003.json")).unwrap(), before);
+}

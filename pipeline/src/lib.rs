@@ -8,6 +8,7 @@ pub mod distill;
 pub mod evaluation;
 pub mod fleet;
 pub mod ladder;
+pub mod reanalyse;
 pub mod report;
 pub mod run_dir;
 pub mod run_loop;

@@ -5,9 +5,11 @@
 mod config;
 mod game_log;
 mod play;
+mod reanalyse;
 mod stats;
 
 pub use config::{ConfigError, SelfplayConfig};
 pub use game_log::{entropy_and_kl, games_path, read_games, GameLine, GamesSummary, GAMES_FILE};
 pub use play::{play_games, shard_path, start_positions, EndReason, FinishedGame, GameEnd, GameSink, SelfplayError, SelfplayJob};
+pub use reanalyse::{reanalyse, replay, Reanalysed, ReplayError};
 pub use stats::{Stats, StatsSnapshot};

@@ -77,8 +77,8 @@ fn crates_depend_only_on_lower_floors() {
 }
 
 /// Inside `pipeline`, modules import only downward too: the stages (teacher, self-play,
-/// training, evaluation) below the store protocol and `copper distill` (a tool over the
-/// training stage, beside the protocol), the protocol below the worker and
+/// training, evaluation) below the store protocol, `copper distill` (a tool over the
+/// training stage) and reanalysis (the trainer's searches of stored positions), the protocol below the worker and
 /// trainer roles (which do not import each other), and `copper train`'s loop, which
 /// composes the two roles, on top. A `crate::` or `super::` path in a module's code (not
 /// its comments) to a module on its floor or above fails, naming both.
@@ -90,7 +90,7 @@ fn pipeline_modules_import_only_downward() {
         &["run_dir"],
         &["report", "ladder"],
         &["stages"],
-        &["fleet/protocol", "distill"],
+        &["fleet/protocol", "distill", "reanalyse"],
         &["fleet/worker", "fleet/trainer"],
         &["fleet"],
         &["run_loop"],

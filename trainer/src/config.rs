@@ -47,6 +47,12 @@ pub struct TrainerConfig {
     /// missing in older configs: 0.
     #[serde(default)]
     pub policy_surprise_weight: f32,
+    /// Share of the window's older self-play positions (those played by a model before
+    /// the newest) searched again by the newest model before each generation trains,
+    /// their policy target and search value replaced (MuZero Reanalyse; the trainer role
+    /// runs it, `pipeline::reanalyse`). 0 = none; missing in older configs: 0.
+    #[serde(default)]
+    pub reanalyse_fraction: f32,
     /// Generations of self-play data in the training window.
     pub window_generations: u32,
     /// Most times one sample may be trained on, over all generations.
@@ -82,6 +88,7 @@ impl Default for TrainerConfig {
             search_value_share: 0.0,
             value_horizon: 0,
             policy_surprise_weight: 0.0,
+            reanalyse_fraction: 0.0,
             window_generations: 4,
             max_sample_uses: 4,
             validation_fraction: 0.05,
@@ -139,6 +146,9 @@ impl TrainerConfig {
         if self.value_horizon > 1000 {
             return bad("value_horizon", format!("{} is outside 0..=1000", self.value_horizon));
         }
+        if !(0.0..=1.0).contains(&self.reanalyse_fraction) {
+            return bad("reanalyse_fraction", format!("{} is outside 0..=1", self.reanalyse_fraction));
+        }
         if !(0.0..=1.0).contains(&self.policy_surprise_weight) {
             return bad("policy_surprise_weight", format!("{} is outside 0..=1", self.policy_surprise_weight));
         }
@@ -185,12 +195,17 @@ mod tests {
     }
 
     #[test]
-    fn a_surprise_weight_outside_its_range_is_refused_by_name() {
+    fn a_surprise_weight_or_reanalysed_share_outside_its_range_is_refused_by_name() {
         for w in [-0.1, 1.5, f32::NAN] {
             let c = TrainerConfig { policy_surprise_weight: w, ..TrainerConfig::default() };
             assert!(c.validate().unwrap_err().to_string().contains("training.policy_surprise_weight"), "{w}");
         }
         assert!(TrainerConfig { policy_surprise_weight: 1.0, ..TrainerConfig::default() }.validate().is_ok());
+        for f in [-0.1, 1.5, f32::NAN] {
+            let c = TrainerConfig { reanalyse_fraction: f, ..TrainerConfig::default() };
+            assert!(c.validate().unwrap_err().to_string().contains("training.reanalyse_fraction"), "{f}");
+        }
+        assert!(TrainerConfig { reanalyse_fraction: 1.0, ..TrainerConfig::default() }.validate().is_ok());
     }
 
     #[test]

@@ -483,6 +483,13 @@ fn train_one(store: &Store, local: &RunDir, cfg: &RunConfig, opts: &TrainerOptio
         Some(m) => take_published(store, local, g, &m)?,
         None => restore_checkpoint(store, local, g)?,
     }
+    let trained = local.train_report(g).exists() && local.model(g).join("model.json").exists();
+    let shards = if cfg.training.reanalyse_fraction > 0.0 && !trained && g >= 2 {
+        let newest = if local.model(g - 1).join("model.json").exists() { local.model(g - 1) } else { fetch_model(store, g - 1, &local.0.join("cache"))? };
+        crate::reanalyse::reanalyse_window(local, cfg, g, shards, &newest, show)?
+    } else {
+        shards
+    };
     let train = stages::train_generation_on(local, cfg, g, shards, show)?;
     still_holds(store, opts, g)?;
     publish_model(store, local, g, opts)?;

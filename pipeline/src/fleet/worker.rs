@@ -44,6 +44,10 @@ pub struct WorkerReport {
     /// their own while the others are played).
     pub alive_seconds: f64,
     pub idle_seconds: f64,
+    /// Poll intervals slept waiting for the trainer (generation 0's model, or the next
+    /// model once a generation has its games) while the run had generations left: none
+    /// with `fleet.play_ahead` once the first model is out, however fast the machine.
+    pub waits_for_trainer: u64,
 }
 
 impl WorkerReport {
@@ -90,6 +94,7 @@ pub fn run_worker_with(store: &Store, opts: &WorkerOptions, stop: &AtomicBool, i
             std::thread::sleep(opts.poll);
             if counts {
                 report.idle_seconds += t.elapsed().as_secs_f64();
+                report.waits_for_trainer += 1;
             }
         }
         Ok(())
