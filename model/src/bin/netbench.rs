@@ -53,6 +53,12 @@ struct Args {
     model: Option<std::path::PathBuf>,
 }
 
+/// Bad input ends the benchmark with what was wrong, not a panic.
+fn fail(message: impl std::fmt::Display) -> ! {
+    eprintln!("netbench: {message}");
+    std::process::exit(2)
+}
+
 fn parse_args() -> Args {
     let mut a = Args {
         threads: 2,
@@ -74,39 +80,42 @@ fn parse_args() -> Args {
     let mut i = 0;
     while i < argv.len() {
         let key = argv[i].as_str();
-        let val = argv.get(i + 1).cloned().unwrap_or_default();
-        let list = |v: &str| -> Vec<usize> { v.split(',').map(|x| x.parse().expect("number")).collect() };
+        let Some(val) = argv.get(i + 1).cloned() else { fail(format!("{key} needs a value")) };
+        fn number<T: std::str::FromStr>(key: &str, v: &str) -> T {
+            v.parse().unwrap_or_else(|_| fail(format!("{key} {v:?}: not a number")))
+        }
+        let list = |v: &str| -> Vec<usize> { v.split(',').map(|x| number(key, x)).collect() };
         match key {
-            "--threads" => a.threads = val.parse().expect("threads"),
+            "--threads" => a.threads = number(key, &val),
             "--sizes" => {
                 a.sizes = val
                     .split(',')
                     .map(|s| {
-                        let (b, c) = s.split_once('x').expect("BLOCKSxCHANNELS");
-                        (b.parse().expect("blocks"), c.parse().expect("channels"))
+                        let (b, c) = s.split_once('x').unwrap_or_else(|| fail(format!("--sizes {s:?}: expected BLOCKSxCHANNELS, e.g. 4x48")));
+                        (number(key, b), number(key, c))
                     })
                     .collect()
             }
             "--batches" => a.batches = list(&val),
-            "--train-batch" => a.train_batch = val.parse().expect("train batch"),
-            "--seconds" => a.seconds = val.parse().expect("seconds"),
-            "--planes" => a.planes = val.parse().expect("planes"),
-            "--policy-planes" => a.policy_planes = val.parse().expect("policy planes"),
-            "--height" => a.height = val.parse().expect("height"),
-            "--width" => a.width = val.parse().expect("width"),
-            "--rounds" => a.rounds = val.parse::<usize>().expect("rounds").max(1),
+            "--train-batch" => a.train_batch = number(key, &val),
+            "--seconds" => a.seconds = number(key, &val),
+            "--planes" => a.planes = number(key, &val),
+            "--policy-planes" => a.policy_planes = number(key, &val),
+            "--height" => a.height = number(key, &val),
+            "--width" => a.width = number(key, &val),
+            "--rounds" => a.rounds = number::<usize>(key, &val).max(1),
             "--model" => a.model = Some(val.clone().into()),
             "--engines" => a.engines = val.split(',').map(String::from).collect(),
-            "--device" => a.device = val.parse().unwrap_or_else(|e| panic!("{e}")),
+            "--device" => a.device = val.parse().unwrap_or_else(|e| fail(format!("--device {val:?}: {e}"))),
             "--dtype" => {
                 a.dtype = match val.as_str() {
                     "f32" => "f32",
                     "f16" => "f16",
                     "bf16" => "bf16",
-                    other => panic!("--dtype {other}: expected f32, f16 or bf16"),
+                    other => fail(format!("--dtype {other:?}: expected f32, f16 or bf16")),
                 }
             }
-            other => panic!("unknown argument {other}"),
+            other => fail(format!("unknown argument {other:?} (the usage is at the top of model/src/bin/netbench.rs)")),
         }
         i += 2;
     }
@@ -156,7 +165,7 @@ fn main() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(0);
     let on_cpu = a.device == DeviceSpec::Cpu;
     let has = |e: &str| a.engines.iter().any(|x| x == e) && (on_cpu || !(e.starts_with("folded") || e == "int8"));
-    let mut device = a.device.device().unwrap_or_else(|e| panic!("{e}"));
+    let mut device = a.device.device().unwrap_or_else(|e| fail(format!("--device {}: {e}", a.device)));
     let half = match a.dtype {
         "f16" => Some(burn::tensor::FloatDType::F16),
         "bf16" => Some(burn::tensor::FloatDType::BF16),
@@ -164,7 +173,7 @@ fn main() {
     };
     if let Some(dtype) = half {
         assert!(!on_cpu, "--dtype {}: half precision is measured off the CPU only", a.dtype);
-        device.configure(dtype).unwrap_or_else(|e| panic!("--dtype {}: {e:?}", a.dtype));
+        device.configure(dtype).unwrap_or_else(|e| fail(format!("--dtype {}: {e:?}", a.dtype)));
     }
     let train_device = device.clone().autodiff();
 
@@ -172,21 +181,21 @@ fn main() {
         let size = format!("{blocks}x{channels}");
         let (net, cfg, size) = match &a.model {
             Some(dir) => {
-                let net = model::load_model(dir, &device).unwrap_or_else(|e| panic!("{e}"));
+                let net = model::load_model(dir, &device).unwrap_or_else(|e| fail(format!("--model {}: {e}", dir.display())));
                 let cfg = net.config().clone();
                 let size = format!("{}x{}", cfg.blocks, cfg.channels);
                 (net, cfg, size)
             }
             None => {
                 let cfg = NetConfig::new(a.planes, a.height, a.width, a.policy_planes).with_tower(blocks, channels);
-                (Net::new(&cfg, &device).expect("config"), cfg, size)
+                (Net::new(&cfg, &device).unwrap_or_else(|e| fail(format!("--sizes {size}: {e}"))), cfg, size)
             }
         };
         let folded = InferenceNet::from_net(&net);
         let folded_im2col = InferenceNet::from_net(&net).with_winograd(false);
         let int8 = if has("int8") {
             let calibration = random_input(&mut rand::rngs::StdRng::seed_from_u64(1), 256 * cfg.input_len());
-            let q = InferenceNet::from_net(&net).with_int8(&calibration).unwrap_or_else(|e| panic!("int8: {e}"));
+            let q = InferenceNet::from_net(&net).with_int8(&calibration).unwrap_or_else(|e| fail(format!("int8: {e}")));
             eprintln!("netbench: int8 engine runs {} (kernel {})", q.precision(), q.int8_kernel().map_or("none: f32 fallback", |k| k.name()));
             Some(q)
         } else {
@@ -255,7 +264,7 @@ fn main() {
             let pt = softmax_rows(&mut rng, b, cfg.policy_len());
             let vt = softmax_rows(&mut rng, b, 3);
             if has("train") {
-                let mut net = Some(Net::new(&cfg, &tdev).expect("config"));
+                let mut net = Some(Net::new(&cfg, &tdev).unwrap_or_else(|e| fail(format!("--sizes {size}: {e}"))));
                 let mut step = TrainStep::new(TrainConfig::default(), tdev.clone());
                 let batch = TrainBatch { batch: b, input: &input, policy_target: &pt, value_target: &vt, legal_mask: None };
                 let (iters, el) = timed(a.seconds, || {
@@ -269,7 +278,7 @@ fn main() {
                 // Same step as TrainStep, with burn's own conv2d (no conv3x3 extension).
                 use burn::optim::{AdamWConfig, GradientsParams};
                 use model::tensor_util::{input_tensor, matrix};
-                let mut net = Some(Net::new(&cfg, &tdev).expect("config"));
+                let mut net = Some(Net::new(&cfg, &tdev).unwrap_or_else(|e| fail(format!("--sizes {size}: {e}"))));
                 let mut optim = AdamWConfig::new().with_weight_decay(1e-4).init();
                 let (iters, el) = timed(a.seconds, || {
                     let n = net.take().expect("net");
