@@ -133,8 +133,13 @@ pub fn reanalyse_window(run: &RunDir, cfg: &RunConfig, g: u32, shards: Vec<PathB
         }
     }
     let pb = bar(roots.len() as u64, "reanalyse", show);
-    let evaluator = selfplay_evaluator(cfg, model_dir)?.0;
-    let found = selfplay::reanalyse(variant, &cfg.selfplay, &*evaluator, &roots, cfg.threads, &|| pb.inc(1));
+    // No model is loaded (nor calibrated) for a generation that drew nothing to search.
+    let found = if roots.is_empty() {
+        Vec::new()
+    } else {
+        let evaluator = selfplay_evaluator(cfg, model_dir)?.0;
+        selfplay::reanalyse(variant, &cfg.selfplay, &*evaluator, &roots, cfg.threads, &|| pb.inc(1))
+    };
     pb.finish();
     let mut results = found.into_iter();
     let (mut kl_sum, mut value_sum) = (0.0, 0.0);
