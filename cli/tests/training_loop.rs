@@ -253,6 +253,8 @@ fn a_run_from_a_model_keeps_the_teachers_games_only_when_asked() {
 /// the older games' positions (not the held-out games') is searched again by the newest
 /// model; the copies keep every position, result and game of the originals and stand in
 /// for them in the window, only the newest set is kept, and a second run redoes nothing.
+/// With `reanalyse_keep` = ½ a new policy target keeps half of the old one (a quarter of
+/// the original after the two reanalyses of generations 2 and 3).
 #[test]
 fn reanalysis_refreshes_the_older_positions_of_the_window() {
     let root = tempfile::tempdir().unwrap();
@@ -262,6 +264,7 @@ fn reanalysis_refreshes_the_older_positions_of_the_window() {
     let mut cfg: toml::Table = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     cfg["selfplay"]["games"] = 16.into();
     cfg["training"].as_table_mut().unwrap().insert("reanalyse_fraction".into(), 0.5.into());
+    cfg["training"].as_table_mut().unwrap().insert("reanalyse_keep".into(), 0.5.into());
     std::fs::write(&path, toml::to_string(&cfg).unwrap()).unwrap();
     let run = || {
         let out = Command::new(env!("CARGO_BIN_EXE_copper"))
@@ -299,7 +302,7 @@ fn reanalysis_refreshes_the_older_positions_of_the_window() {
     // search's (a policy over the position's moves), the rest as before or as 2 left them.
     let copies = shard_files(&d.join("reanalysed/gen-0003"));
     assert!(!copies.is_empty());
-    let (mut changed, mut total) = (0, 0);
+    let (mut changed, mut total, mut kept) = (0, 0, 0);
     for copy in &copies {
         let original = d.join(copy.strip_prefix(d.join("reanalysed/gen-0003")).unwrap());
         let (a, b) = (records::read_shard(&original).unwrap(), records::read_shard(copy).unwrap());
@@ -314,10 +317,16 @@ fn reanalysis_refreshes_the_older_positions_of_the_window() {
                 assert!(!trainer::data::is_validation_game(x.game_id, validation), "a held-out game's targets changed");
                 assert!(y.full_search && !y.policy.is_empty());
                 assert!((y.policy.iter().map(|p| p.1).sum::<f32>() - 1.0).abs() < 1e-4);
+                if x.full_search {
+                    let share = |a: u32| y.policy.iter().find(|q| q.0 == a).map_or(0.0, |q| q.1);
+                    assert!(x.policy.iter().all(|&(a, p)| share(a) >= 0.25 * p - 1e-6), "{:?} lost its kept share in {:?}", x.policy, y.policy);
+                    kept += 1;
+                }
             }
         }
     }
     assert!(changed * 4 >= total, "{changed} of {total} positions changed");
+    assert!(kept > 0, "no reanalysed position had an old target to keep");
     // The window of generation 3 reads the copies in place of the originals.
     let window: Vec<PathBuf> = (1..=3).flat_map(|h| shard_files(&d.join(format!("selfplay/gen-{h:04}")))).collect();
     let cfg3 = pipeline::RunConfig::load(&d.join("config.toml")).unwrap();

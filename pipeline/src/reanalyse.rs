@@ -2,7 +2,8 @@
 //! Reanalyse, Schrittwieser et al., NeurIPS 2021): a share of the window's older
 //! self-play positions — those played by a model before the newest — searched again by
 //! the newest model with self-play's full search, their policy target and search value
-//! replaced. The game's result stays: no search changes who won.
+//! replaced (or, with `training.reanalyse_keep` k > 0, averaged: k of the old kept). The
+//! game's result stays: no search changes who won.
 //!
 //! The new targets go into copies of the games' shards under `reanalysed/gen-NNNN/`,
 //! which stand in for the originals in that generation's window. A copy keeps its
@@ -78,12 +79,26 @@ fn kl(p: &[(u32, f32)], q: &[(u32, f32)]) -> f64 {
     p.iter().filter(|(_, pa)| *pa > 0.0).map(|&(a, pa)| pa as f64 * (pa as f64 / q.get(&a).copied().unwrap_or(0.0).max(1e-6) as f64).ln()).sum()
 }
 
+/// The new policy target `1 − keep` of `new` and `keep` of `old` (both over the legal
+/// moves, as (action, probability)), in `new`'s order with `old`'s other actions after.
+fn blend(old: &[(u32, f32)], new: &[(u32, f32)], keep: f32) -> Vec<(u32, f32)> {
+    let mut out: Vec<(u32, f32)> = new.iter().map(|&(a, p)| (a, (1.0 - keep) * p)).collect();
+    for &(a, p) in old {
+        match out.iter_mut().find(|(b, _)| *b == a) {
+            Some((_, q)) => *q += keep * p,
+            None if keep * p > 0.0 => out.push((a, keep * p)),
+            None => {}
+        }
+    }
+    out
+}
+
 /// Generation `g`'s window with reanalysed copies standing in for the shards of its
 /// older self-play games, searched by `model_dir` (generation `g` − 1). Returns the
 /// window's shards, copies where they exist. Validation games and the teacher's games
 /// keep theirs: the held-out loss measures the same targets as without reanalysis.
 pub fn reanalyse_window(run: &RunDir, cfg: &RunConfig, g: u32, shards: Vec<PathBuf>, model_dir: &Path, show: bool) -> Result<Vec<PathBuf>> {
-    let fraction = cfg.training.reanalyse_fraction;
+    let (fraction, keep) = (cfg.training.reanalyse_fraction, cfg.training.reanalyse_keep);
     if fraction <= 0.0 || g < 2 {
         return Ok(shards);
     }
@@ -153,8 +168,9 @@ pub fn reanalyse_window(run: &RunDir, cfg: &RunConfig, g: u32, shards: Vec<PathB
             }
             summary.positions += 1;
             value_sum += (new.value - r.search_value).abs() as f64;
-            r.policy = new.policy;
-            r.search_value = new.value;
+            // A fast search's record has no policy target to keep; its value is kept.
+            r.policy = if r.full_search && keep > 0.0 { blend(&r.policy, &new.policy, keep) } else { new.policy };
+            r.search_value = (1.0 - keep) * new.value + keep * r.search_value;
             r.full_search = true;
         }
         let out = copy_path(run, g, &p.shard);
@@ -213,5 +229,21 @@ mod tests {
         let want = 0.5 * (0.5f64 / 0.25).ln() + 0.5 * (0.5f64 / 0.75).ln();
         assert!((kl(&p, &q) - want).abs() < 1e-6);
         assert_eq!(kl(&p, &p), 0.0);
+    }
+
+    /// A blend by hand: old (a ½, b ½), new (b ¾, c ¼), keep ¼:
+    /// a ⅛, b ¾·¾ + ¼·½ = 11/16, c 3/16; it sums to 1, and keep 0 gives the new target.
+    #[test]
+    fn a_blend_keeps_its_share_of_the_old_target() {
+        let old = [(1, 0.5), (2, 0.5)];
+        let new = [(2, 0.75), (3, 0.25)];
+        let b = blend(&old, &new, 0.25);
+        let get = |a: u32| b.iter().find(|(x, _)| *x == a).map(|p| p.1).unwrap();
+        assert_eq!(b.len(), 3);
+        for (a, want) in [(1, 0.125), (2, 11.0 / 16.0), (3, 3.0 / 16.0)] {
+            assert!((get(a) - want).abs() < 1e-6, "{a}: {}", get(a));
+        }
+        assert!((b.iter().map(|p| p.1).sum::<f32>() - 1.0).abs() < 1e-6);
+        assert_eq!(blend(&old, &new, 0.0), new.to_vec());
     }
 }

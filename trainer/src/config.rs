@@ -53,6 +53,11 @@ pub struct TrainerConfig {
     /// runs it, `pipeline::reanalyse`). 0 = none; missing in older configs: 0.
     #[serde(default)]
     pub reanalyse_fraction: f32,
+    /// Share of a reanalysed position's previous policy target and search value kept in
+    /// its new ones: each reanalysis then averages searches, where one 64-simulation
+    /// search writes a noisy label. 0 = replaced; missing in older configs: 0.
+    #[serde(default)]
+    pub reanalyse_keep: f32,
     /// Generations of self-play data in the training window.
     pub window_generations: u32,
     /// Most times one sample may be trained on, over all generations.
@@ -89,6 +94,7 @@ impl Default for TrainerConfig {
             value_horizon: 0,
             policy_surprise_weight: 0.0,
             reanalyse_fraction: 0.0,
+            reanalyse_keep: 0.0,
             window_generations: 4,
             max_sample_uses: 4,
             validation_fraction: 0.05,
@@ -149,6 +155,9 @@ impl TrainerConfig {
         if !(0.0..=1.0).contains(&self.reanalyse_fraction) {
             return bad("reanalyse_fraction", format!("{} is outside 0..=1", self.reanalyse_fraction));
         }
+        if !(0.0..1.0).contains(&self.reanalyse_keep) {
+            return bad("reanalyse_keep", format!("{} is outside 0..1 (1 would ignore the new search)", self.reanalyse_keep));
+        }
         if !(0.0..=1.0).contains(&self.policy_surprise_weight) {
             return bad("policy_surprise_weight", format!("{} is outside 0..=1", self.policy_surprise_weight));
         }
@@ -206,6 +215,11 @@ mod tests {
             assert!(c.validate().unwrap_err().to_string().contains("training.reanalyse_fraction"), "{f}");
         }
         assert!(TrainerConfig { reanalyse_fraction: 1.0, ..TrainerConfig::default() }.validate().is_ok());
+        for k in [-0.1, 1.0, f32::NAN] {
+            let c = TrainerConfig { reanalyse_keep: k, ..TrainerConfig::default() };
+            assert!(c.validate().unwrap_err().to_string().contains("training.reanalyse_keep"), "{k}");
+        }
+        assert!(TrainerConfig { reanalyse_keep: 0.5, ..TrainerConfig::default() }.validate().is_ok());
     }
 
     #[test]
