@@ -22,21 +22,59 @@ use crate::game::{Game, Outcome};
 use crate::moves::{Move, MoveKind};
 use crate::piece::{DropMate, MAX_KINDS};
 use crate::position::Position;
-use crate::Bitboard;
+use crate::{Bitboard, PieceKind, Square};
+
+/// Which moves of a position can give check, read off the position before them: a move
+/// gives check only directly, when the moved piece (promoted, if it promotes) lands where
+/// its kind attacks the enemy king, or by discovery, when it leaves the first square of one
+/// of the king's lines that holds a slider of the mover's behind it (a drop uncovers
+/// nothing). For a legal position (the side not to move not in check) a move that is not a
+/// candidate never gives check; a candidate may or may not.
+pub struct CheckCandidates {
+    king: Option<Square>,
+    lines: Bitboard,
+    checking: [Option<Bitboard>; MAX_KINDS],
+}
+
+impl CheckCandidates {
+    /// Whether `m`, a move of `pos` (the position these were made for), may give check.
+    #[inline]
+    pub fn may_give_check(&mut self, pos: &Position, m: Move) -> bool {
+        let Some(ek) = self.king else { return false };
+        let mut attacks = |k: PieceKind, to: Square| self.checking[k.index()].get_or_insert_with(|| pos.attacks_from(!pos.side, k, ek, pos.occupied())).has(to);
+        match m.kind() {
+            MoveKind::Drop { kind, to } | MoveKind::PocketDrop { kind, to } => attacks(kind, to),
+            MoveKind::Board { from, to, promote } => {
+                self.lines.has(from)
+                    || pos.piece_at(from).is_none_or(|p| {
+                        let after = if promote { pos.variant.kind(p.kind).promotes_to.unwrap_or(p.kind) } else { p.kind };
+                        attacks(after, to)
+                    })
+            }
+            MoveKind::PocketIn { from } => self.lines.has(from),
+        }
+    }
+}
 
 impl Position {
-    /// The first piece on each line from `king` (none without a king or a slider in the
-    /// variant): the only squares whose emptying can uncover a check on it.
-    fn first_on_lines_of(&self, king: Option<crate::Square>, occ: Bitboard) -> Bitboard {
+    /// The [`CheckCandidates`] of this position's moves.
+    pub fn check_candidates(&self) -> CheckCandidates {
+        let king = self.kings[(!self.side).index()];
         let mut lines = Bitboard::EMPTY;
         if let Some(k) = king {
-            if self.variant.has_sliders {
+            let (occ, sliders) = (self.occupied(), self.sliders_of(self.side));
+            // Only a line holding a slider of the mover's can be uncovered.
+            if sliders.any() {
                 for d in 0..8 {
-                    lines |= self.slide(k, d, occ);
+                    if (self.variant.geometry.ray(k, d) & sliders).any() {
+                        if let Some(first) = self.nearest(k, d, occ) {
+                            lines.set(first);
+                        }
+                    }
                 }
             }
         }
-        lines
+        CheckCandidates { king, lines, checking: [None; MAX_KINDS] }
     }
 
     /// [`Position::winning_move`] from `legal`, which must be this position's legal moves
@@ -55,29 +93,13 @@ impl Position {
                 return self.winning_move_in(legal);
             }
         }
-        // The first piece on each of the enemy king's lines: the only squares whose
-        // emptying can uncover a check.
-        let lines = self.first_on_lines_of(enemy_king, occ);
-        let mut checking: [Option<Bitboard>; MAX_KINDS] = [None; MAX_KINDS];
-        let mut gives_check_from = |k: crate::PieceKind, to| match enemy_king {
-            Some(ek) => checking[k.index()].get_or_insert_with(|| self.attacks_from(!us, k, ek, occ)).has(to),
-            None => false,
-        };
+        let mut checks = self.check_candidates();
         for &m in legal {
-            let (candidate, dropped) = match m.kind() {
-                MoveKind::Drop { kind, to } | MoveKind::PocketDrop { kind, to } => {
-                    (v.kind(kind).drop_mate != DropMate::Loses && gives_check_from(kind, to), true)
-                }
-                MoveKind::Board { from, to, promote } => {
-                    let check = enemy_king.is_some()
-                        && (lines.has(from)
-                            || self.piece_at(from).is_none_or(|p| {
-                                let after = if promote { v.kind(p.kind).promotes_to.unwrap_or(p.kind) } else { p.kind };
-                                gives_check_from(after, to)
-                            }));
-                    (king_on_flag || flag == Some(to) || check, false)
-                }
-                MoveKind::PocketIn { from } => (king_on_flag || (enemy_king.is_some() && lines.has(from)), false),
+            let dropped = matches!(m.kind(), MoveKind::Drop { .. } | MoveKind::PocketDrop { .. });
+            let candidate = match m.kind() {
+                MoveKind::Drop { kind, .. } | MoveKind::PocketDrop { kind, .. } => v.kind(kind).drop_mate != DropMate::Loses && checks.may_give_check(self, m),
+                MoveKind::Board { to, .. } => king_on_flag || flag == Some(to) || checks.may_give_check(self, m),
+                MoveKind::PocketIn { .. } => king_on_flag || checks.may_give_check(self, m),
             };
             if !candidate {
                 continue;
@@ -178,24 +200,13 @@ fn checks_and_flag_moves<'a>(pos: &'a Position, legal: &'a [Move]) -> impl Itera
     let flag = v.flag_squares.map(|f| f[us.index()]);
     let king_on_flag = flag.is_some() && pos.kings[us.index()] == flag;
     let plain = enemy_king.is_some_and(|ek| pos.attackers_to(ek, us, occ).any());
-    let lines = pos.first_on_lines_of(enemy_king, occ);
-    let mut checking: [Option<Bitboard>; MAX_KINDS] = [None; MAX_KINDS];
+    let mut checks = pos.check_candidates();
     legal.iter().copied().filter(move |&m| {
-        let mut gives_check_from = |k: crate::PieceKind, to| match enemy_king {
-            Some(ek) => checking[k.index()].get_or_insert_with(|| pos.attacks_from(!us, k, ek, occ)).has(to),
-            None => false,
-        };
         let candidate = plain
             || match m.kind() {
-                MoveKind::Drop { kind, to } | MoveKind::PocketDrop { kind, to } => king_on_flag || gives_check_from(kind, to),
-                MoveKind::Board { from, to, promote } => match pos.piece_at(from) {
-                    Some(p) => {
-                        let after = if promote { v.kind(p.kind).promotes_to.unwrap_or(p.kind) } else { p.kind };
-                        king_on_flag || flag == Some(to) || lines.has(from) || gives_check_from(after, to)
-                    }
-                    None => true,
-                },
-                MoveKind::PocketIn { from } => king_on_flag || lines.has(from),
+                MoveKind::Drop { .. } | MoveKind::PocketDrop { .. } => king_on_flag || checks.may_give_check(pos, m),
+                MoveKind::Board { to, .. } => king_on_flag || flag == Some(to) || checks.may_give_check(pos, m),
+                MoveKind::PocketIn { .. } => king_on_flag || checks.may_give_check(pos, m),
             };
         if !candidate {
             return false;

@@ -254,7 +254,7 @@ impl Position {
 
     /// The nearest occupied square from `sq` in direction `d`.
     #[inline(always)]
-    fn nearest(&self, sq: Square, d: usize, occ: Bitboard) -> Option<Square> {
+    pub(crate) fn nearest(&self, sq: Square, d: usize, occ: Bitboard) -> Option<Square> {
         let blockers = self.variant.geometry.ray(sq, d) & occ;
         if blockers.is_empty() {
             None

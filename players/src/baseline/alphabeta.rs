@@ -276,7 +276,7 @@ impl AlphaBeta {
     #[allow(clippy::too_many_arguments)]
     fn search(&mut self, pos: &Position, mat: [i32; 2], depth: i32, mut alpha: i32, beta: i32, ply: usize, after_losing_drop: bool) -> i32 {
         if depth <= 0 || ply >= MAX_PLY {
-            return self.qsearch(pos, mat, alpha, beta, ply, after_losing_drop, 0);
+            return self.qsearch(pos, mat, alpha, beta, ply, after_losing_drop, 0, pos.in_check());
         }
         self.nodes += 1;
         if self.check_budget() {
@@ -440,15 +440,16 @@ impl AlphaBeta {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn qsearch(&mut self, pos: &Position, mat: [i32; 2], mut alpha: i32, beta: i32, ply: usize, after_losing_drop: bool, qply: u32) -> i32 {
+    /// `in_check`: whether the side to move is in check (the parent knows it cheaply).
+    fn qsearch(&mut self, pos: &Position, mat: [i32; 2], mut alpha: i32, beta: i32, ply: usize, after_losing_drop: bool, qply: u32, in_check: bool) -> i32 {
         self.nodes += 1;
         if self.check_budget() {
             return 0;
         }
+        debug_assert_eq!(in_check, pos.in_check());
         // In check every evasion is searched; otherwise only captures, generated alone
         // (a shogi position's drops would be most of a full list). A side not in check
         // without any move is left to the full-width search: here it stands pat.
-        let in_check = pos.in_check();
         let mut list = MoveList::new();
         if in_check {
             pos.generate_legal(&mut list);
@@ -499,6 +500,8 @@ impl AlphaBeta {
             }
             buf.push((self.tactical_score(pos, m).unwrap_or(0), m));
         }
+        // A child's check test only for the moves that can give check.
+        let mut checks = (!buf.is_empty()).then(|| pos.check_candidates());
         for i in 0..buf.len() {
             let m = select(&mut buf, i);
             let child_mat = self.eval.materials_after(pos, m, mat);
@@ -507,7 +510,8 @@ impl AlphaBeta {
             let score = if child.flag_reached() {
                 MATE - (ply as i32 + 1)
             } else {
-                -self.qsearch(&child, child_mat, -beta, -alpha, ply + 1, self.is_losing_drop(m), qply + 1)
+                let child_in_check = checks.as_mut().is_some_and(|c| c.may_give_check(pos, m)) && child.in_check();
+                -self.qsearch(&child, child_mat, -beta, -alpha, ply + 1, self.is_losing_drop(m), qply + 1, child_in_check)
             };
             if self.stop {
                 break;
@@ -537,7 +541,7 @@ impl AlphaBeta {
         self.node_limit = u64::MAX;
         self.deadline = None;
         self.path.clear();
-        self.qsearch(pos, self.eval.materials(pos), -INF, INF, 0, false, 0)
+        self.qsearch(pos, self.eval.materials(pos), -INF, INF, 0, false, 0, pos.in_check())
     }
 
     /// The principal variation: `best`, then the table's moves while they are legal.
