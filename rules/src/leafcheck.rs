@@ -95,11 +95,12 @@ impl Position {
         }
         let mut checks = self.check_candidates();
         for &m in legal {
-            let dropped = matches!(m.kind(), MoveKind::Drop { .. } | MoveKind::PocketDrop { .. });
-            let candidate = match m.kind() {
-                MoveKind::Drop { kind, .. } | MoveKind::PocketDrop { kind, .. } => v.kind(kind).drop_mate != DropMate::Loses && checks.may_give_check(self, m),
-                MoveKind::Board { to, .. } => king_on_flag || flag == Some(to) || checks.may_give_check(self, m),
-                MoveKind::PocketIn { .. } => king_on_flag || checks.may_give_check(self, m),
+            let (dropped, candidate) = match m.kind() {
+                MoveKind::Drop { kind, .. } | MoveKind::PocketDrop { kind, .. } => {
+                    (true, v.kind(kind).drop_mate != DropMate::Loses && checks.may_give_check(self, m))
+                }
+                MoveKind::Board { to, .. } => (false, king_on_flag || flag == Some(to) || checks.may_give_check(self, m)),
+                MoveKind::PocketIn { .. } => (false, king_on_flag || checks.may_give_check(self, m)),
             };
             if !candidate {
                 continue;
@@ -202,12 +203,8 @@ fn checks_and_flag_moves<'a>(pos: &'a Position, legal: &'a [Move]) -> impl Itera
     let plain = enemy_king.is_some_and(|ek| pos.attackers_to(ek, us, occ).any());
     let mut checks = pos.check_candidates();
     legal.iter().copied().filter(move |&m| {
-        let candidate = plain
-            || match m.kind() {
-                MoveKind::Drop { .. } | MoveKind::PocketDrop { .. } => king_on_flag || checks.may_give_check(pos, m),
-                MoveKind::Board { to, .. } => king_on_flag || flag == Some(to) || checks.may_give_check(pos, m),
-                MoveKind::PocketIn { .. } => king_on_flag || checks.may_give_check(pos, m),
-            };
+        let onto_flag = matches!(m.kind(), MoveKind::Board { to, .. } if flag == Some(to));
+        let candidate = plain || king_on_flag || onto_flag || checks.may_give_check(pos, m);
         if !candidate {
             return false;
         }
