@@ -439,8 +439,8 @@ impl AlphaBeta {
         best.map(|(_, m)| m)
     }
 
-    #[allow(clippy::too_many_arguments)]
     /// `in_check`: whether the side to move is in check (the parent knows it cheaply).
+    #[allow(clippy::too_many_arguments)]
     fn qsearch(&mut self, pos: &Position, mat: [i32; 2], mut alpha: i32, beta: i32, ply: usize, after_losing_drop: bool, qply: u32, in_check: bool) -> i32 {
         self.nodes += 1;
         if self.check_budget() {
