@@ -30,17 +30,19 @@ use crate::{Bitboard, PieceKind, Square};
 /// of the king's lines that holds a slider of the mover's behind it (a drop uncovers
 /// nothing). For a legal position (the side not to move not in check) a move that is not a
 /// candidate never gives check; a candidate may or may not.
-pub struct CheckCandidates {
+pub struct CheckCandidates<'a> {
+    pos: &'a Position,
     king: Option<Square>,
     lines: Bitboard,
     checking: [Option<Bitboard>; MAX_KINDS],
 }
 
-impl CheckCandidates {
-    /// Whether `m`, a move of `pos` (the position these were made for), may give check.
+impl CheckCandidates<'_> {
+    /// Whether `m`, a move of the position, may give check.
     #[inline]
-    pub fn may_give_check(&mut self, pos: &Position, m: Move) -> bool {
+    pub fn may_give_check(&mut self, m: Move) -> bool {
         let Some(ek) = self.king else { return false };
+        let pos = self.pos;
         let mut attacks = |k: PieceKind, to: Square| self.checking[k.index()].get_or_insert_with(|| pos.attacks_from(!pos.side, k, ek, pos.occupied())).has(to);
         match m.kind() {
             MoveKind::Drop { kind, to } | MoveKind::PocketDrop { kind, to } => attacks(kind, to),
@@ -58,7 +60,7 @@ impl CheckCandidates {
 
 impl Position {
     /// The [`CheckCandidates`] of this position's moves.
-    pub fn check_candidates(&self) -> CheckCandidates {
+    pub fn check_candidates(&self) -> CheckCandidates<'_> {
         let king = self.kings[(!self.side).index()];
         let mut lines = Bitboard::EMPTY;
         if let Some(k) = king {
@@ -74,7 +76,7 @@ impl Position {
                 }
             }
         }
-        CheckCandidates { king, lines, checking: [None; MAX_KINDS] }
+        CheckCandidates { pos: self, king, lines, checking: [None; MAX_KINDS] }
     }
 
     /// [`Position::winning_move`] from `legal`, which must be this position's legal moves
@@ -97,10 +99,10 @@ impl Position {
         for &m in legal {
             let (dropped, candidate) = match m.kind() {
                 MoveKind::Drop { kind, .. } | MoveKind::PocketDrop { kind, .. } => {
-                    (true, v.kind(kind).drop_mate != DropMate::Loses && checks.may_give_check(self, m))
+                    (true, v.kind(kind).drop_mate != DropMate::Loses && checks.may_give_check(m))
                 }
-                MoveKind::Board { to, .. } => (false, king_on_flag || flag == Some(to) || checks.may_give_check(self, m)),
-                MoveKind::PocketIn { .. } => (false, king_on_flag || checks.may_give_check(self, m)),
+                MoveKind::Board { to, .. } => (false, king_on_flag || flag == Some(to) || checks.may_give_check(m)),
+                MoveKind::PocketIn { .. } => (false, king_on_flag || checks.may_give_check(m)),
             };
             if !candidate {
                 continue;
@@ -204,7 +206,7 @@ fn checks_and_flag_moves<'a>(pos: &'a Position, legal: &'a [Move]) -> impl Itera
     let mut checks = pos.check_candidates();
     legal.iter().copied().filter(move |&m| {
         let onto_flag = matches!(m.kind(), MoveKind::Board { to, .. } if flag == Some(to));
-        let candidate = plain || king_on_flag || onto_flag || checks.may_give_check(pos, m);
+        let candidate = plain || king_on_flag || onto_flag || checks.may_give_check(m);
         if !candidate {
             return false;
         }

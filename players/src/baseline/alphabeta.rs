@@ -510,7 +510,7 @@ impl AlphaBeta {
             let score = if child.flag_reached() {
                 MATE - (ply as i32 + 1)
             } else {
-                let child_in_check = checks.as_mut().is_some_and(|c| c.may_give_check(pos, m)) && child.in_check();
+                let child_in_check = checks.as_mut().is_some_and(|c| c.may_give_check(m)) && child.in_check();
                 -self.qsearch(&child, child_mat, -beta, -alpha, ply + 1, self.is_losing_drop(m), qply + 1, child_in_check)
             };
             if self.stop {
