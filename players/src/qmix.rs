@@ -49,7 +49,9 @@ impl Evaluator<Game> for QuiescenceMix {
         let mut out = self.inner.evaluate(batch);
         let mut ab = self.searchers.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_else(|| AlphaBeta::new(self.variant, 1));
         for (e, r) in out.iter_mut().zip(batch) {
-            let q = search::leafprof::time(search::leafprof::Part::Quiescence, || ab.quiescence(r.state.position()));
+            // A request's moves are its state's legal moves (the search generated them to
+            // expand the leaf): the quiescence search's root takes its captures from them.
+            let q = search::leafprof::time(search::leafprof::Part::Quiescence, || ab.quiescence_among(r.state.position(), &r.moves));
             e.value = (1.0 - self.lambda) * e.value + self.lambda * self.value_of(q);
         }
         self.searchers.lock().unwrap_or_else(|e| e.into_inner()).push(ab);

@@ -38,17 +38,27 @@ impl Position {
 
     /// Appends every legal move to `list`.
     pub fn generate_legal(&self, list: &mut MoveList) {
-        self.generate(false, list);
+        self.generate(false, self.variant.geometry.all, list);
     }
 
     /// Appends the legal captures to `list` (board moves onto an enemy piece, promoting or
     /// not): the moves of [`Position::generate_legal`] that capture, in the same order,
     /// without generating drops and pocket moves (a quiescence search's moves).
     pub fn generate_captures(&self, list: &mut MoveList) {
-        self.generate(true, list);
+        self.generate(true, self.variant.geometry.all, list);
     }
 
-    fn generate(&self, captures_only: bool, list: &mut MoveList) {
+    /// The moves of [`Position::generate_captures`] whose victim stands on `victims`, in
+    /// the same order: a quiescence search that would prune the captures of lesser pieces
+    /// does not generate them.
+    pub fn generate_captures_onto(&self, victims: Bitboard, list: &mut MoveList) {
+        if (victims & self.by_color[(!self.side).index()]).any() {
+            self.generate(true, victims, list);
+        }
+    }
+
+    /// `victims`: with `captures_only`, the squares whose pieces may be captured.
+    fn generate(&self, captures_only: bool, victims: Bitboard, list: &mut MoveList) {
         let v = self.variant;
         let us = self.side;
         let own = self.by_color[us.index()];
@@ -61,7 +71,7 @@ impl Position {
         };
         let enemy = self.by_color[(!us).index()];
         if let Some(k) = ksq {
-            self.generate_king_moves(k, if captures_only { enemy } else { v.geometry.all }, list);
+            self.generate_king_moves(k, if captures_only { enemy & victims } else { v.geometry.all }, list);
         }
         if checkers.more_than_one() {
             return;
@@ -70,7 +80,7 @@ impl Position {
         // Where a non-king move must land, and where a drop must go, to meet a check.
         let (mut move_mask, drop_mask) = if in_check { (block | checkers, block) } else { (v.geometry.all & !own, empty) };
         if captures_only {
-            move_mask &= enemy;
+            move_mask &= enemy & victims;
         }
         let may_pocket = v.pockets && !in_check && !captures_only && self.pockets[us.index()].is_none();
 

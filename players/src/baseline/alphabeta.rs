@@ -17,7 +17,7 @@ use super::{Baseline, Budget};
 use crate::{Score, Thought};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rules::{DropMate, Game, Move, MoveKind, MoveList, Position, Variant, MAX_KINDS};
+use rules::{Bitboard, DropMate, Game, Move, MoveKind, MoveList, Position, Variant, MAX_KINDS};
 use std::time::Instant;
 
 /// Internal score of a mate at the root (a mate `n` plies away is `MATE - n`).
@@ -35,6 +35,8 @@ const MAX_QPLY: u32 = 16;
 pub(crate) const DEFAULT_DEPTH: u32 = 3;
 /// Margin of delta pruning in the quiescence search.
 const DELTA_MARGIN: i32 = 200;
+/// What delta pruning credits a capture that promotes, on top of its victim, centipawns.
+const PROMOTION_GAIN: i32 = 500;
 
 const ORDER_TT: i32 = 1 << 30;
 const ORDER_CAPTURE: i32 = 1 << 28;
@@ -276,7 +278,7 @@ impl AlphaBeta {
     #[allow(clippy::too_many_arguments)]
     fn search(&mut self, pos: &Position, mat: [i32; 2], depth: i32, mut alpha: i32, beta: i32, ply: usize, after_losing_drop: bool) -> i32 {
         if depth <= 0 || ply >= MAX_PLY {
-            return self.qsearch(pos, mat, alpha, beta, ply, after_losing_drop, 0, pos.in_check());
+            return self.qsearch(pos, mat, alpha, beta, ply, after_losing_drop, 0, pos.in_check(), None);
         }
         self.nodes += 1;
         if self.check_budget() {
@@ -439,21 +441,50 @@ impl AlphaBeta {
         best.map(|(_, m)| m)
     }
 
+    /// The squares of the opponent's pieces worth at least `need` centipawns on the board.
+    fn victims_worth(&self, pos: &Position, need: i32) -> Bitboard {
+        let them = !pos.side_to_move();
+        let mut victims = Bitboard::EMPTY;
+        for k in self.variant.kinds() {
+            if self.eval.values.board(k) >= need {
+                victims |= pos.pieces_of(them, k);
+            }
+        }
+        victims
+    }
+
     /// `in_check`: whether the side to move is in check (the parent knows it cheaply).
+    /// `legal`: `pos`'s legal moves in [`Position::generate_legal`] order where the caller
+    /// holds them (a search's leaf), so that this node generates none.
     #[allow(clippy::too_many_arguments)]
-    fn qsearch(&mut self, pos: &Position, mat: [i32; 2], mut alpha: i32, beta: i32, ply: usize, after_losing_drop: bool, qply: u32, in_check: bool) -> i32 {
+    fn qsearch(
+        &mut self,
+        pos: &Position,
+        mat: [i32; 2],
+        mut alpha: i32,
+        beta: i32,
+        ply: usize,
+        after_losing_drop: bool,
+        qply: u32,
+        in_check: bool,
+        legal: Option<&[Move]>,
+    ) -> i32 {
         self.nodes += 1;
         if self.check_budget() {
             return 0;
         }
         debug_assert_eq!(in_check, pos.in_check());
+        debug_assert!(legal.is_none_or(|l| l == pos.legal_moves().as_slice()), "the legal moves given are not the position's");
         // In check every evasion is searched; otherwise only captures, generated alone
-        // (a shogi position's drops would be most of a full list). A side not in check
-        // without any move is left to the full-width search: here it stands pat.
+        // (a shogi position's drops would be most of a full list), or picked from the
+        // legal moves given (generate_captures' moves are theirs, in the same order). A side
+        // not in check without any move is left to the full-width search: here it stands pat.
         let mut list = MoveList::new();
         if in_check {
-            pos.generate_legal(&mut list);
-            if list.is_empty() {
+            if legal.is_none() {
+                pos.generate_legal(&mut list);
+            }
+            if legal.unwrap_or(&list).is_empty() {
                 return Self::no_moves_score(pos, ply, after_losing_drop);
             }
         }
@@ -472,12 +503,21 @@ impl AlphaBeta {
             if stand > alpha {
                 alpha = stand;
             }
-            pos.generate_captures(&mut list);
+            if legal.is_none() {
+                // Delta pruning (below) drops every capture whose victim, even with a
+                // promotion, cannot lift the score to alpha: those are not generated.
+                let need = alpha - stand - DELTA_MARGIN - PROMOTION_GAIN;
+                if need > 0 {
+                    pos.generate_captures_onto(self.victims_worth(pos, need), &mut list);
+                } else {
+                    pos.generate_captures(&mut list);
+                }
+            }
         }
         let mut buf = std::mem::take(&mut self.buffers[ply]);
         buf.clear();
         let v = self.variant;
-        for &m in &list {
+        for &m in legal.unwrap_or(&list) {
             if in_check {
                 let s = self.tactical_score(pos, m).unwrap_or(0);
                 buf.push((s, m));
@@ -494,7 +534,7 @@ impl AlphaBeta {
                 }
             }
             // Delta pruning: even winning the victim outright cannot reach alpha.
-            let gain = self.eval.values.board(victim.kind) + if promote { 500 } else { 0 };
+            let gain = self.eval.values.board(victim.kind) + if promote { PROMOTION_GAIN } else { 0 };
             if stand + gain + DELTA_MARGIN < alpha {
                 continue;
             }
@@ -511,7 +551,7 @@ impl AlphaBeta {
                 MATE - (ply as i32 + 1)
             } else {
                 let child_in_check = checks.as_mut().is_some_and(|c| c.may_give_check(m)) && child.in_check();
-                -self.qsearch(&child, child_mat, -beta, -alpha, ply + 1, self.is_losing_drop(m), qply + 1, child_in_check)
+                -self.qsearch(&child, child_mat, -beta, -alpha, ply + 1, self.is_losing_drop(m), qply + 1, child_in_check, None)
             };
             if self.stop {
                 break;
@@ -537,11 +577,22 @@ impl AlphaBeta {
     /// evaluation after the captures (all evasions in check) that pay, without a budget.
     /// Mate scores come back as ±[`MATE`] minus the plies to it.
     pub fn quiescence(&mut self, pos: &Position) -> i32 {
+        self.quiescence_root(pos, None)
+    }
+
+    /// [`AlphaBeta::quiescence`] where the caller already holds `pos`'s legal moves, in
+    /// [`Position::generate_legal`] order (a search's leaf has generated them to expand
+    /// it): the same score, without generating them again.
+    pub fn quiescence_among(&mut self, pos: &Position, legal: &[Move]) -> i32 {
+        self.quiescence_root(pos, Some(legal))
+    }
+
+    fn quiescence_root(&mut self, pos: &Position, legal: Option<&[Move]>) -> i32 {
         self.stop = false;
         self.node_limit = u64::MAX;
         self.deadline = None;
         self.path.clear();
-        self.qsearch(pos, self.eval.materials(pos), -INF, INF, 0, false, 0, pos.in_check())
+        self.qsearch(pos, self.eval.materials(pos), -INF, INF, 0, false, 0, pos.in_check(), legal)
     }
 
     /// The principal variation: `best`, then the table's moves while they are legal.

@@ -1,7 +1,7 @@
 //! Behaviour tests of the baselines against the rules engine.
 
 use super::*;
-use rules::{Color, Game, GameResult, Move, Outcome, Position, TerminationReason, Variant};
+use rules::{Color, Game, GameResult, Move, MoveKind, Outcome, Position, TerminationReason, Variant};
 use std::time::{Duration, Instant};
 
 fn variant(name: &str) -> &'static Variant {
@@ -376,4 +376,34 @@ fn baseline_greedy_takes_what_its_values_say_is_worth_more() {
     let over = ValueOverride { place: ValuePlace::Hand, kind: "pawn".into(), centipawns: 5000.0 };
     pawn_dear.apply(v, &[over]).unwrap();
     assert_eq!(pick(Some(pawn_dear)), "5e5d");
+}
+
+#[test]
+fn baseline_quiescence_among_the_given_legal_moves_scores_as_generating_them() {
+    // A search's leaf hands its legal moves to the quiescence search's root: the same
+    // score as generating them, in check (every evasion) and out of it (the captures), in
+    // random playouts of every shipped variant.
+    use rand::{Rng, SeedableRng};
+    let (mut compared, mut in_check, mut with_captures) = (0, 0, 0);
+    for name in rules::BUILTIN {
+        let v = variant(name);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
+        let (mut fresh, mut given) = (AlphaBeta::new(v, 1), AlphaBeta::new(v, 1));
+        for _ in 0..40 {
+            let mut g = Game::new(rules::Position::start(v), Some(200));
+            for _ in 0..rng.random_range(4..120) {
+                if g.is_over() {
+                    break;
+                }
+                let legal = g.legal_moves();
+                let pos = g.position();
+                assert_eq!(given.quiescence_among(pos, &legal), fresh.quiescence(pos), "{name}: {}", pos.to_sfen());
+                compared += 1;
+                in_check += pos.in_check() as usize;
+                with_captures += legal.iter().any(|m| matches!(m.kind(), MoveKind::Board { to, .. } if pos.piece_at(to).is_some())) as usize;
+                g.play_unchecked(legal[rng.random_range(0..legal.len())]);
+            }
+        }
+    }
+    assert!(in_check >= 50 && with_captures >= 1000, "{compared} positions, {in_check} in check, {with_captures} with a capture");
 }
