@@ -6,7 +6,7 @@ cd "$(dirname "$0")/../../.."
 while pgrep -f "train --config data/exp/long-re.toml" > /dev/null; do sleep 10; done
 # and the standard shogi run's ladder (shogi-stop24.sh), so that the timed games run alone
 while pgrep -f "ladder --run data/exp/shogi-rise" > /dev/null; do sleep 10; done
-last=$(ls -d data/exp/long-re/models/gen-0* | sort | tail -n 1)
+last=$(ls -d data/exp/long-re/models/gen-0[0-9][0-9][0-9] | sort | tail -n 1)
 C=target/release/copper docs/results/scripts-2026-11-29d/rate-long.sh $last long-re-$(basename $last) 9101 9102 9103 9104
 C=data/exp/copper-keep
 /usr/bin/time -f "%e s wall, %U s user, %S s system" -a -o data/exp/long-re-ladder.time \
