@@ -1,4 +1,5 @@
-//! Issue 53 (docs/PERFORMANCE.md, "Captures worth generating"): a hash of
+//! Issue 53 (docs/PERFORMANCE.md, "The check test of a quiescence node from its parent" and
+//! "Captures worth generating"): a hash of
 //! `AlphaBeta::quiescence` scores, to check that two builds score alike, and the function
 //! to count under callgrind. Positions: 2,200 of random playouts (200 of 10-120 plies,
 //! 2,000 of 4-30), or with GAMES=FILE every position of the games in FILE ("SFEN|moves",
