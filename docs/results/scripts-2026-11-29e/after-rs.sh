@@ -4,8 +4,9 @@
 # at 100 simulations against long-re's generation 64 (the same 32 generations, continued).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-export C=${C:-data/exp/copper-0b1a37b}
-while pgrep -f "copper-0b1a37b train" > /dev/null; do sleep 20; done
+# The runs and these games used a copy of the build of commit 0b1a37b (C=data/exp/copper-0b1a37b).
+export C=${C:-target/release/copper}
+while pgrep -f "$C train" > /dev/null; do sleep 30; done
 docs/results/scripts-2026-11-29d/rate-long.sh data/exp/long-rs/models/gen-0032 long-rs-g32 9101 9102 9103 9104
 P=sims=100,mate=on,mate3=all,qmix=0.5,qscale=1000
 $C arena -v pocket-copper --rounds 32 --random-plies 4 --seed 9502 --threads 2 \
