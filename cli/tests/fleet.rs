@@ -36,7 +36,23 @@ fn garage_binary() -> PathBuf {
 }
 
 impl Garage {
+    /// Starts a server, trying again on fresh ports if it exits before it answers (a port
+    /// `free_port` handed out can be taken by another test before the server binds it).
     fn start() -> Garage {
+        let mut last = String::new();
+        for _ in 0..3 {
+            match Self::try_start() {
+                Ok(g) => return g,
+                Err(e) => {
+                    eprintln!("garage did not start, trying again on other ports: {e}");
+                    last = e;
+                }
+            }
+        }
+        panic!("garage did not start three times: {last}")
+    }
+
+    fn try_start() -> Result<Garage, String> {
         let dir = tempfile::tempdir().unwrap();
         let (s3, rpc) = (free_port(), free_port());
         let config = dir.path().join("garage.toml");
@@ -51,27 +67,38 @@ impl Garage {
             ),
         )
         .unwrap();
-        let child = Self::serve(dir.path());
+        let mut child = Self::serve(dir.path());
+        let run = |args: &[&str]| Command::new(garage_binary()).arg("-c").arg(&config).args(args).output().unwrap();
+        let server_log = || std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
+        // `node id` reads the key on disk; `status` goes over RPC, so once it answers the
+        // server is listening and the layout commands below can reach it.
+        let t = Instant::now();
+        loop {
+            let out = run(&["status"]);
+            if out.status.success() {
+                break;
+            }
+            if let Some(code) = child.try_wait().unwrap() {
+                return Err(format!("server exited ({code}): {}", server_log()));
+            }
+            if t.elapsed() > Duration::from_secs(120) {
+                let _ = child.kill();
+                return Err(format!("no answer over RPC in 120 s: {} / {}", String::from_utf8_lossy(&out.stderr), server_log()));
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
         let garage = |args: &[&str]| -> String {
-            let out = Command::new(garage_binary()).arg("-c").arg(&config).args(args).output().unwrap();
-            assert!(out.status.success(), "garage {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+            let out = run(args);
+            assert!(out.status.success(), "garage {args:?}: {} / server log: {}", String::from_utf8_lossy(&out.stderr), server_log());
             String::from_utf8_lossy(&out.stdout).into_owned()
         };
-        let t = Instant::now();
-        let node = loop {
-            let out = Command::new(garage_binary()).arg("-c").arg(&config).args(["node", "id", "-q"]).output().unwrap();
-            if out.status.success() {
-                break String::from_utf8_lossy(&out.stdout).split('@').next().unwrap().trim().to_string();
-            }
-            assert!(t.elapsed() < Duration::from_secs(120), "garage did not start: {}", String::from_utf8_lossy(&out.stderr));
-            std::thread::sleep(Duration::from_millis(200));
-        };
+        let node = garage(&["node", "id", "-q"]).split('@').next().unwrap().trim().to_string();
         garage(&["layout", "assign", "-z", "dc1", "-c", "1G", &node]);
         garage(&["layout", "apply", "--version", "1"]);
         garage(&["bucket", "create", "copper"]);
         garage(&["key", "import", "--yes", "-n", "copper", KEY_ID, SECRET]);
         garage(&["bucket", "allow", "--read", "--write", "--owner", "copper", "--key", "copper"]);
-        Garage { child, dir, port: s3 }
+        Ok(Garage { child, dir, port: s3 })
     }
 
     /// The server process on the configuration and data in `dir`.
