@@ -97,7 +97,11 @@ impl Position {
             // holds another of theirs (only a kind that can change file needs the test).
             let file_rule = info.one_per_file && v.tables(us, k).leaves_file;
             let own_files = if file_rule { v.geometry.files_of(bb) } else { Bitboard::EMPTY };
+            let reach = &v.tables(us, k).reach;
             for from in bb {
+                if captures_only && (reach[from.index()] & move_mask).is_empty() {
+                    continue;
+                }
                 let mut targets = self.attacks_from(us, k, from, occ) & move_mask;
                 let pinned = pins.pinned.any() && pins.pinned.has(from);
                 if pinned {

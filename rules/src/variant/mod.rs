@@ -49,6 +49,9 @@ pub(crate) struct KindTables {
     pub steps: Vec<Bitboard>,
     /// Slides as (direction, range), range `UNLIMITED` for a full rider.
     pub slides: Vec<(usize, u8)>,
+    /// Squares attacked on an empty board, by square: a capture generator skips a piece
+    /// that could not reach any victim even then.
+    pub reach: Vec<Bitboard>,
     /// `slide_range[d]`: how far the kind slides in direction d (0 = not at all).
     pub slide_range: [u8; 8],
     /// Destinations where this kind must promote.
