@@ -143,10 +143,7 @@ pub(crate) fn build(
             for &(d, n) in &mv.slides {
                 slide_range[d] = slide_range[d].max(n);
             }
-            let reach = geometry
-                .squares()
-                .map(|sq| mv.slides.iter().fold(steps[sq.index()], |a, &(d, n)| a | geometry.ray_within(sq, d, n)))
-                .collect();
+            let reach = geometry.squares().map(|sq| mv.slides.iter().fold(steps[sq.index()], |a, &(d, n)| a | geometry.ray_within(sq, d, n))).collect();
             let base = if k.promoted { None } else { spec.pieces.get(&k.name) };
             let forced = base.map(|p| geometry.far_ranks(c, p.forced_promotion_ranks)).unwrap_or_default();
             let no_drop = base.map(|p| geometry.far_ranks(c, p.no_drop_ranks)).unwrap_or_default();
