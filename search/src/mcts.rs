@@ -140,6 +140,9 @@ struct Node {
     exact: Option<f32>,
     /// With `exact`: plies to the end of the game along the proof (0 when terminal).
     exact_plies: u16,
+    /// Σ max(π(a), MIN_PRIOR) over the children, set at expansion: the Gumbel interior
+    /// selection takes the unvisited children's mass as this less the visited ones'.
+    prior_mass: f64,
 }
 
 impl Node {
@@ -152,6 +155,7 @@ impl Node {
             raw_value: terminal.unwrap_or(0.0),
             exact: terminal,
             exact_plies: 0,
+            prior_mass: 0.0,
         }
     }
     fn is_terminal(&self) -> bool {
@@ -437,9 +441,11 @@ impl<G: SearchGame> Search<G> {
             Edge { mv, prior, visits: 0, value_sum: 0.0, child: NONE }
         }));
         let value = if eval.value.is_finite() { eval.value.clamp(-1.0, 1.0) } else { 0.0 };
+        let prior_mass = self.edges[first as usize..].iter().map(|e| e.prior.max(MIN_PRIOR) as f64).sum();
         let node = &mut self.nodes[p.node as usize];
         node.first = first;
         node.len = p.moves.len() as u32;
+        node.prior_mass = prior_mass;
         node.raw_value = value;
         node.expansion = Expansion::Expanded;
         if p.node != 0 {
@@ -786,10 +792,11 @@ impl<G: SearchGame> Search<G> {
         visited.clear();
         let (mut sum_n, mut max_n) = (0u64, 0u32);
         let (mut sum_pq, mut sum_p) = (0.0f64, 0.0f64);
-        let mut unvisited_mass = 0.0f64;
+        let mut visited_mass = 0.0f64;
         let mut best_unvisited: Option<(u32, f32)> = None;
         for (i, e) in self.children(node).iter().enumerate() {
             if e.visits > 0 {
+                visited_mass += e.prior.max(MIN_PRIOR) as f64;
                 sum_n += e.visits as u64;
                 max_n = max_n.max(e.visits);
                 let q = self.q(e, n.to_move).unwrap();
@@ -800,12 +807,14 @@ impl<G: SearchGame> Search<G> {
             } else {
                 // Compared as the logit sees it: priors under MIN_PRIOR tie, the first wins.
                 let p = e.prior.max(MIN_PRIOR);
-                unvisited_mass += p as f64;
                 if best_unvisited.is_none_or(|(_, best)| p > best) {
                     best_unvisited = Some((i as u32, p));
                 }
             }
         }
+        // A sum over the unvisited children would be a chain of ~100 dependent adds at
+        // every node of every path (half this function's time in a deep tree).
+        let unvisited_mass = (n.prior_mass - visited_mass).max(0.0);
         let v_mix = if sum_p > 0.0 { ((n.raw_value as f64 + sum_n as f64 * sum_pq / sum_p) / (1.0 + sum_n as f64)) as f32 } else { n.raw_value };
         let scale = (self.config.c_visit + max_n as f32) * self.config.c_scale;
         // σ(q̂): min–max over the completed Q-values (the visited children's, and v_mix
