@@ -35,7 +35,9 @@ pub struct Evaluator {
     /// Material of one side in the variant's start position (board, hand, pocket).
     start_material: i32,
     royal: PieceKind,
-    ranks: u8,
+    /// Ranks between each square and its side's back rank (0 on the back rank), by colour
+    /// and square: a table, where the rank is a division by the files at every piece.
+    from_back: [[u8; 128]; 2],
     home_depth: u8,
 }
 
@@ -63,7 +65,13 @@ impl Evaluator {
             footmen,
             start_material: 1,
             royal: v.royal_kind,
-            ranks: v.geometry.ranks,
+            from_back: Color::BOTH.map(|c| {
+                let mut t = [0u8; 128];
+                for sq in v.geometry.squares() {
+                    t[sq.index()] = v.geometry.ranks - 1 - v.geometry.relative_rank(c, sq);
+                }
+                t
+            }),
             home_depth: v.promotion_zone[0].count().div_ceil(v.geometry.files as u32).max(1) as u8,
         };
         let start = Position::start(v);
@@ -128,20 +136,17 @@ impl Evaluator {
     /// Positional terms of `c` given the opponent's material.
     #[inline]
     fn positional(&self, pos: &Position, c: Color, their_material: i32) -> i32 {
-        let g = &pos.variant().geometry;
+        let from_back = &self.from_back[c.index()];
         let mut s = 0;
         for &k in &self.footmen {
             for sq in pos.pieces_of(c, k) {
-                // relative_rank 0 is the far rank; ranks - 1 is the own back rank.
-                s += ADVANCE * (self.ranks as i32 - 1 - g.relative_rank(c, sq) as i32);
+                s += ADVANCE * from_back[sq.index()] as i32;
             }
         }
         if let Some(ksq) = pos.king_square(c) {
             let around = pos.attacks_from(c, self.royal, ksq, Bitboard::EMPTY) & pos.pieces(c);
             s += SHELTER * around.count().min(SHELTER_MAX) as i32;
-            // Ranks from the own back rank: 0 on the back rank.
-            let from_back = self.ranks as i32 - 1 - g.relative_rank(c, ksq) as i32;
-            let out = from_back - (self.home_depth as i32 - 1);
+            let out = from_back[ksq.index()] as i32 - (self.home_depth as i32 - 1);
             if out > 0 {
                 let phase = their_material.min(self.start_material);
                 s -= KING_OUT * out * phase / self.start_material;
