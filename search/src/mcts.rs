@@ -812,8 +812,8 @@ impl<G: SearchGame> Search<G> {
                 }
             }
         }
-        // A sum over the unvisited children would be a chain of ~100 dependent adds at
-        // every node of every path (half this function's time in a deep tree).
+        // Not summed over the unvisited children: that is a chain of ~100 dependent
+        // additions at every node of every path.
         let unvisited_mass = (n.prior_mass - visited_mass).max(0.0);
         let v_mix = if sum_p > 0.0 { ((n.raw_value as f64 + sum_n as f64 * sum_pq / sum_p) / (1.0 + sum_n as f64)) as f32 } else { n.raw_value };
         let scale = (self.config.c_visit + max_n as f32) * self.config.c_scale;
