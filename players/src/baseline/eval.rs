@@ -229,6 +229,36 @@ mod tests {
     }
 
     #[test]
+    fn baseline_eval_positional_terms_match_hand_counts() {
+        // Standard shogi (9 ranks, a 3-rank zone: home ranks 3). The positional part is the
+        // evaluation less the material difference, counted here by hand.
+        let v = Variant::builtin("shogi").unwrap();
+        let e = Evaluator::new(v);
+        let positional = |sfen: &str| {
+            let p = Position::from_sfen(v, sfen).unwrap();
+            let (us, them) = (p.side_to_move(), !p.side_to_move());
+            e.evaluate(&p) - (e.material(&p, us) - e.material(&p, them))
+        };
+        // A Black pawn on 5e stands 4 ranks up from Black's back rank (i); a White one on 5f,
+        // 5 up from White's (a).
+        assert_eq!(positional("4k4/9/9/9/4P4/9/9/9/4K4 b - 1"), 4 * ADVANCE);
+        assert_eq!(positional("4k4/9/9/9/4P4/9/9/9/4K4 w - 1"), -4 * ADVANCE);
+        assert_eq!(positional("4k4/9/9/9/9/4p4/9/9/4K4 w - 1"), 5 * ADVANCE);
+        // Shelter: Golds on 4i and 6h next to Black's King on 5i, a Silver on 3g not.
+        assert_eq!(positional("4k4/9/9/9/9/9/6S2/3G5/4KG3 b - 1"), 2 * SHELTER);
+        // Five neighbours count as the cap of four.
+        assert_eq!(positional("4k4/9/9/9/9/9/9/3GGG3/3GKG3 b - 1"), SHELTER_MAX as i32 * SHELTER);
+        // King exposure: Black's King on 5e is 4 ranks up, 2 beyond its 3 home ranks; White
+        // holds a Rook in hand, so the phase is that Rook's share of the start material.
+        let p = Position::from_sfen(v, "4k4/9/9/9/4K4/9/9/9/9 b r 1").unwrap();
+        let theirs = e.material(&p, Color::White);
+        assert!(theirs > 0 && theirs < e.start_material);
+        assert_eq!(positional("4k4/9/9/9/4K4/9/9/9/9 b r 1"), -KING_OUT * 2 * theirs / e.start_material);
+        // On its third rank (5g) it is still home.
+        assert_eq!(positional("4k4/9/9/9/9/9/4K4/9/9 b r 1"), 0);
+    }
+
+    #[test]
     fn baseline_eval_start_positions_are_balanced_and_symmetric() {
         for name in ["shogi", "minishogi", "hand-shogi"] {
             let v = Variant::builtin(name).unwrap();
