@@ -436,12 +436,13 @@ impl<G: SearchGame> Search<G> {
         let sum: f64 = eval.priors.iter().map(|&x| tempered(x)).sum();
         let uniform = 1.0 / p.moves.len() as f32;
         let first = self.edges.len() as u32;
+        let mut prior_mass = 0.0f64;
         self.edges.extend(p.moves.iter().zip(&eval.priors).map(|(&mv, &x)| {
             let prior = if sum > 0.0 { (tempered(x) / sum) as f32 } else { uniform };
+            prior_mass += prior.max(MIN_PRIOR) as f64;
             Edge { mv, prior, visits: 0, value_sum: 0.0, child: NONE }
         }));
         let value = if eval.value.is_finite() { eval.value.clamp(-1.0, 1.0) } else { 0.0 };
-        let prior_mass = self.edges[first as usize..].iter().map(|e| e.prior.max(MIN_PRIOR) as f64).sum();
         let node = &mut self.nodes[p.node as usize];
         node.first = first;
         node.len = p.moves.len() as u32;
