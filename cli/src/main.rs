@@ -162,7 +162,7 @@ enum Command {
     /// Average several saved models of one network shape into one (stochastic weight
     /// averaging: the mean of a run's last few generations, as KataGo exports for play).
     #[command(
-        after_help = "Example:\n  copper average --out data/runs/pocket-copper/models/mean-69-72 data/runs/pocket-copper/models/gen-0069 data/runs/pocket-copper/models/gen-0070 data/runs/pocket-copper/models/gen-0071 data/runs/pocket-copper/models/gen-0072"
+        after_help = "Example:\n  copper average --out data/runs/pocket-copper/models/mean-101-104 data/runs/pocket-copper/models/gen-0101 data/runs/pocket-copper/models/gen-0102 data/runs/pocket-copper/models/gen-0103 data/runs/pocket-copper/models/gen-0104"
     )]
     Average {
         /// Directory the mean model is written to (`model.json` and weights).
@@ -515,7 +515,7 @@ enum Command {
     /// A board in the browser: play any variant against any player (the shipped models by
     /// default), and analyse positions and games with the network, its search and the
     /// alpha-beta. Prints the URL to open (with its token).
-    #[command(after_help = "Example:\n  copper play --model data/runs/pocket-copper/models/gen-0072")]
+    #[command(after_help = "Example:\n  copper play --model data/runs/pocket-copper/models/gen-0104")]
     Play {
         /// Port on 127.0.0.1 (0: any free one).
         #[arg(long, default_value_t = 8080)]
@@ -535,7 +535,7 @@ enum Command {
         #[arg(long = "allow-engine", value_name = "PATH|SPEC")]
         allow_engine: Vec<String>,
         /// A model directory the page may play besides the shipped models (repeatable),
-        /// e.g. the last generation of your run: data/runs/pocket-copper/models/gen-0072.
+        /// e.g. the last generation of your run: data/runs/pocket-copper/models/gen-0104.
         #[arg(long = "model", value_name = "DIR")]
         models: Vec<std::path::PathBuf>,
         /// Open a study board of this position: an SFEN, or a game as `sfen … moves …` /
