@@ -65,9 +65,10 @@ impl Position {
         let occ = self.occupied();
         let empty = v.geometry.all & !occ;
         let ksq = self.kings[us.index()];
-        let (checkers, block, pins) = match ksq {
-            Some(k) => self.checkers_and_pins(k),
-            None => (Bitboard::EMPTY, Bitboard::EMPTY, Pins::default()),
+        let mut pins = Pins::default();
+        let (checkers, block) = match ksq {
+            Some(k) => self.checkers_and_pins(k, &mut pins),
+            None => (Bitboard::EMPTY, Bitboard::EMPTY),
         };
         let enemy = self.by_color[(!us).index()];
         if let Some(k) = ksq {

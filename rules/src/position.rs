@@ -278,10 +278,10 @@ impl Position {
         let v = self.variant;
         let them = self.by_color[by.index()] & occ;
         let mut att = Bitboard::EMPTY;
-        for &k in &v.leaper_kinds {
-            let bb = self.by_kind[k.index()] & them;
-            if bb.any() {
-                att |= v.tables(!by, k).steps[sq.index()] & bb;
+        for from in v.leap_zone[sq.index()] & them {
+            let k = Piece::from_code(self.board[from.index()]).expect("a piece").kind;
+            if v.tables(by, k).steps[from.index()].has(sq) {
+                att.set(from);
             }
         }
         let sliders = if v.has_sliders { self.sliders_of(by) & occ } else { Bitboard::EMPTY };
@@ -316,9 +316,9 @@ impl Position {
     pub(crate) fn is_attacked(&self, sq: Square, by: Color, occ: Bitboard, sliders: Bitboard) -> bool {
         let v = self.variant;
         let them = self.by_color[by.index()] & occ;
-        for &k in &v.leaper_kinds {
-            let bb = self.by_kind[k.index()] & them;
-            if bb.any() && (v.tables(!by, k).steps[sq.index()] & bb).any() {
+        for from in v.leap_zone[sq.index()] & them {
+            let k = Piece::from_code(self.board[from.index()]).expect("a piece").kind;
+            if v.tables(by, k).steps[from.index()].has(sq) {
                 return true;
             }
         }
@@ -356,21 +356,24 @@ impl Position {
     /// Pieces giving check to the side to move, the squares where a piece would block the
     /// check (empty unless the only checker checks along a slide and not by a leap too),
     /// and the side to move's pinned pieces.
-    pub(crate) fn checkers_and_pins(&self, ksq: Square) -> (Bitboard, Bitboard, Pins) {
+    /// `pins` is filled in place (it is large to return).
+    pub(crate) fn checkers_and_pins(&self, ksq: Square, pins: &mut Pins) -> (Bitboard, Bitboard) {
         let v = self.variant;
         let us = self.side;
         let them = !us;
         let occ = self.occupied();
         let theirs = self.by_color[them.index()];
         let mut checkers = Bitboard::EMPTY;
-        for &k in &v.leaper_kinds {
-            let bb = self.by_kind[k.index()] & theirs;
-            if bb.any() {
-                checkers |= v.tables(us, k).steps[ksq.index()] & bb;
+        // Leaps: only the few enemy pieces within a leap of the king, each by its own kind.
+        for from in v.leap_zone[ksq.index()] & theirs {
+            let k = Piece::from_code(self.board[from.index()]).expect("an enemy piece").kind;
+            if v.tables(them, k).steps[from.index()].has(ksq) {
+                checkers.set(from);
             }
         }
         let leaper_checkers = checkers;
-        let mut pins = Pins::default();
+        pins.pinned = Bitboard::EMPTY;
+        pins.lines.clear();
         // Only rays that hold an enemy slider can check or pin (most rays of most positions).
         let sliders = self.sliders_of(them);
         if sliders.any() {
@@ -394,7 +397,7 @@ impl Position {
         }
         let block =
             if checkers.any() && !checkers.more_than_one() && !leaper_checkers.any() { v.geometry.between(ksq, checkers.lowest()) } else { Bitboard::EMPTY };
-        (checkers, block, pins)
+        (checkers, block)
     }
 
     /// The side that just moved won by bringing its king to its flag square.

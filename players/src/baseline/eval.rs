@@ -34,10 +34,11 @@ pub struct Evaluator {
     footmen: Vec<PieceKind>,
     /// Material of one side in the variant's start position (board, hand, pocket).
     start_material: i32,
-    royal: PieceKind,
     /// Ranks between each square and its side's back rank (0 on the back rank), by colour
     /// and square: a table, where the rank is a division by the files at every piece.
     from_back: [[u8; 128]; 2],
+    /// The squares a king on each square steps to (the shelter it counts), by colour.
+    king_steps: [[Bitboard; 128]; 2],
     home_depth: u8,
 }
 
@@ -64,7 +65,6 @@ impl Evaluator {
             in_pocket,
             footmen,
             start_material: 1,
-            royal: v.royal_kind,
             from_back: Color::BOTH.map(|c| {
                 let mut t = [0u8; 128];
                 for sq in v.geometry.squares() {
@@ -72,9 +72,15 @@ impl Evaluator {
                 }
                 t
             }),
+            king_steps: [[Bitboard::EMPTY; 128]; 2],
             home_depth: v.promotion_zone[0].count().div_ceil(v.geometry.files as u32).max(1) as u8,
         };
         let start = Position::start(v);
+        for c in Color::BOTH {
+            for sq in v.geometry.squares() {
+                e.king_steps[c.index()][sq.index()] = start.attacks_from(c, v.royal_kind, sq, Bitboard::EMPTY);
+            }
+        }
         e.start_material = Color::BOTH.iter().map(|&c| e.material(&start, c)).max().unwrap_or(1).max(1);
         e
     }
@@ -144,7 +150,7 @@ impl Evaluator {
             }
         }
         if let Some(ksq) = pos.king_square(c) {
-            let around = pos.attacks_from(c, self.royal, ksq, Bitboard::EMPTY) & pos.pieces(c);
+            let around = self.king_steps[c.index()][ksq.index()] & pos.pieces(c);
             s += SHELTER * around.count().min(SHELTER_MAX) as i32;
             let out = from_back[ksq.index()] as i32 - (self.home_depth as i32 - 1);
             if out > 0 {

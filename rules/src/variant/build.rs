@@ -181,7 +181,6 @@ pub(crate) fn build(
     }
     let hand_kinds: Vec<PieceKind> = (0..kinds.len()).filter(|&i| !kinds[i].promoted && !kinds[i].royal).map(PieceKind::from_index).collect();
     let has_sliders = kinds.iter().any(|k| !k.movement.slides.is_empty());
-    let leaper_kinds = (0..kinds.len()).filter(|&i| !kinds[i].movement.leaps.is_empty()).map(PieceKind::from_index).collect();
     let slider_kinds = (0..kinds.len()).filter(|&i| !kinds[i].movement.slides.is_empty()).map(PieceKind::from_index).collect();
     // Where an enemy leaper must stand to attack a square next to (a step of) the king.
     let reach = |m: &Movement| m.leaps.iter().map(|&(df, dr)| df.unsigned_abs().max(dr.unsigned_abs())).max().unwrap_or(0);
@@ -202,6 +201,8 @@ pub(crate) fn build(
             zone
         })
         .collect();
+    let leap_zone =
+        geometry.squares().map(|sq| geometry.squares().filter(|&t| geometry.distance(sq, t) <= max_leap).fold(Bitboard::EMPTY, |z, t| z | Bitboard::from_square(t))).collect();
     let variant = Variant {
         name: spec.name.clone(),
         title: spec.title.clone(),
@@ -221,9 +222,9 @@ pub(crate) fn build(
         hand_kinds,
         royal_kind,
         has_sliders,
-        leaper_kinds,
         slider_kinds,
         king_leaper_zone,
+        leap_zone,
     };
     ok.then_some(variant)
 }

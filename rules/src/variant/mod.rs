@@ -89,12 +89,14 @@ pub struct Variant {
     pub royal_kind: PieceKind,
     /// Whether any kind slides (so ray scans are needed at all).
     pub(crate) has_sliders: bool,
-    /// Kinds with leaper moves, and kinds with slides, for attack detection.
-    pub(crate) leaper_kinds: Vec<PieceKind>,
+    /// Kinds with slides, for attack detection.
     pub(crate) slider_kinds: Vec<PieceKind>,
     /// `king_leaper_zone[sq]`: the squares from which a leap could reach a square one
     /// royal move from `sq` (every square when the royal kind slides).
     pub(crate) king_leaper_zone: Vec<Bitboard>,
+    /// `leap_zone[sq]`: the squares from which a leap could reach `sq` itself (where a
+    /// check by a leap can come from).
+    pub(crate) leap_zone: Vec<Bitboard>,
 }
 
 impl Variant {
