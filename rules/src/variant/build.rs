@@ -201,8 +201,10 @@ pub(crate) fn build(
             zone
         })
         .collect();
-    let leap_zone =
-        geometry.squares().map(|sq| geometry.squares().filter(|&t| geometry.distance(sq, t) <= max_leap).fold(Bitboard::EMPTY, |z, t| z | Bitboard::from_square(t))).collect();
+    let leap_zone = geometry
+        .squares()
+        .map(|sq| geometry.squares().filter(|&t| geometry.distance(sq, t) <= max_leap).fold(Bitboard::EMPTY, |z, t| z | Bitboard::from_square(t)))
+        .collect();
     let variant = Variant {
         name: spec.name.clone(),
         title: spec.title.clone(),
