@@ -11,7 +11,7 @@ pub struct Geometry {
     pub ranks: u8,
     pub all: Bitboard,
     /// `rays[d][sq]`: squares from `sq` (exclusive) to the edge in direction `d`.
-    pub rays: Vec<[Bitboard; 8]>,
+    pub rays: Box<[[Bitboard; 8]; 128]>,
     /// `between[a * N + b]`: squares strictly between `a` and `b` on a line, else empty.
     between: Vec<Bitboard>,
     /// `within[(sq * 8 + d) * 10 + n]`: the first `n` squares of the ray (n ≤ 9).
@@ -34,7 +34,7 @@ impl Geometry {
             files,
             ranks,
             all: Bitboard(if n == 128 { u128::MAX } else { (1u128 << n) - 1 }),
-            rays: vec![[Bitboard::EMPTY; 8]; n],
+            rays: Box::new([[Bitboard::EMPTY; 8]; 128]),
             between: vec![Bitboard::EMPTY; n * n],
             within: vec![Bitboard::EMPTY; n * 8 * 10],
             distance: vec![0; n * n],

@@ -11,11 +11,14 @@ pub struct Square(u8);
 impl Square {
     #[inline(always)]
     pub const fn new_unchecked(i: u8) -> Square {
+        debug_assert!(i < 128, "a square index is below 128");
         Square(i)
     }
+    /// The square's index, below 128 (the largest board): masked, so that indexing a
+    /// 128-entry table by it needs no bounds check (the mask changes no square).
     #[inline(always)]
     pub const fn index(self) -> usize {
-        self.0 as usize
+        (self.0 & 127) as usize
     }
 }
 

@@ -10,7 +10,7 @@
 //! path from the game's start (the game's history included); perpetual check, the
 //! declaration and the length limits are left to the [`rules::Game`] at the root.
 
-use super::eval::Evaluator;
+use super::eval::{Evaluator, Tally};
 use super::picker::{select, Picker, LINEAR_PICKS};
 use super::values::PieceValues;
 use super::{Baseline, Budget};
@@ -276,7 +276,7 @@ impl AlphaBeta {
     /// The negamax score of `pos` (whose material is `mat`) at `depth` plies, `ply` plies
     /// below the root, in the window (`alpha`, `beta`).
     #[allow(clippy::too_many_arguments)]
-    fn search(&mut self, pos: &Position, mat: [i32; 2], depth: i32, mut alpha: i32, beta: i32, ply: usize, after_losing_drop: bool) -> i32 {
+    fn search(&mut self, pos: &Position, mat: Tally, depth: i32, mut alpha: i32, beta: i32, ply: usize, after_losing_drop: bool) -> i32 {
         if depth <= 0 || ply >= MAX_PLY {
             return self.qsearch(pos, mat, alpha, beta, ply, after_losing_drop, 0, pos.in_check(), None);
         }
@@ -401,8 +401,8 @@ impl AlphaBeta {
     /// (principal-variation search).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn search_move(&mut self, pos: &Position, mat: [i32; 2], m: Move, first: bool, depth: i32, alpha: i32, beta: i32, ply: usize) -> (i32, bool) {
-        let child_mat = self.eval.materials_after(pos, m, mat);
+    fn search_move(&mut self, pos: &Position, mat: Tally, m: Move, first: bool, depth: i32, alpha: i32, beta: i32, ply: usize) -> (i32, bool) {
+        let child_mat = self.eval.tally_after(pos, m, mat);
         let mut child = pos.clone();
         let captured = child.play_unchecked(m).is_some();
         // Root noise: the move's score is its search score plus `r`, so its child is
@@ -460,7 +460,7 @@ impl AlphaBeta {
     fn qsearch(
         &mut self,
         pos: &Position,
-        mat: [i32; 2],
+        mat: Tally,
         mut alpha: i32,
         beta: i32,
         ply: usize,
@@ -488,7 +488,7 @@ impl AlphaBeta {
                 return Self::no_moves_score(pos, ply, after_losing_drop);
             }
         }
-        debug_assert_eq!(mat, self.eval.materials(pos), "incremental material");
+        debug_assert_eq!(mat, self.eval.tally(pos), "incremental tally");
         let stand = self.eval.evaluate_with(pos, mat);
         if qply >= MAX_QPLY || ply >= MAX_PLY {
             return stand;
@@ -544,7 +544,7 @@ impl AlphaBeta {
         let mut checks = (!buf.is_empty()).then(|| pos.check_candidates());
         for i in 0..buf.len() {
             let m = select(&mut buf, i);
-            let child_mat = self.eval.materials_after(pos, m, mat);
+            let child_mat = self.eval.tally_after(pos, m, mat);
             let mut child = pos.clone();
             child.play_unchecked(m);
             let score = if child.flag_reached() {
@@ -592,7 +592,7 @@ impl AlphaBeta {
         self.node_limit = u64::MAX;
         self.deadline = None;
         self.path.clear();
-        self.qsearch(pos, self.eval.materials(pos), -INF, INF, 0, false, 0, pos.in_check(), legal)
+        self.qsearch(pos, self.eval.tally(pos), -INF, INF, 0, false, 0, pos.in_check(), legal)
     }
 
     /// The principal variation: `best`, then the table's moves while they are legal.
@@ -704,7 +704,7 @@ impl AlphaBeta {
                     MATE - 1
                 } else {
                     let ld = self.is_losing_drop(m);
-                    let child_mat = self.eval.materials(&child);
+                    let child_mat = self.eval.tally(&child);
                     -self.search(&child, child_mat, depth.max(1) as i32 - 1, -INF, -alpha, 1, ld)
                 };
                 if s > best_score {
@@ -782,7 +782,7 @@ impl Baseline for AlphaBeta {
             buf[0].1
         };
         let mut completed: Option<(Move, i32, u32)> = None;
-        let root_mat = self.eval.materials(&root);
+        let root_mat = self.eval.tally(&root);
         for d in 1..=max_depth {
             self.root_best = None;
             let score = self.search(&root, root_mat, d as i32, -INF, INF, 0, false);
@@ -833,8 +833,7 @@ mod noise_tests {
                 ab.path = vec![root.key()];
                 let mut child = root.clone();
                 child.play_unchecked(m);
-                let s =
-                    if child.flag_reached() { MATE - 1 } else { -ab.search(&child, ab.eval.materials(&child), depth - 1, -INF, INF, 1, ab.is_losing_drop(m)) };
+                let s = if child.flag_reached() { MATE - 1 } else { -ab.search(&child, ab.eval.tally(&child), depth - 1, -INF, INF, 1, ab.is_losing_drop(m)) };
                 (m, s)
             })
             .collect()

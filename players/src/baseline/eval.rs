@@ -21,6 +21,15 @@ pub(crate) const SHELTER: i32 = 12;
 pub(crate) const SHELTER_MAX: u32 = 4;
 pub(crate) const KING_OUT: i32 = 20;
 
+/// What the evaluation keeps up to date move by move instead of counting it at every node,
+/// by colour index: each side's material, and its footmen's advance (the sum of
+/// [`ADVANCE`] × ranks from its back rank over its footmen).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Tally {
+    pub material: [i32; 2],
+    pub advance: [i32; 2],
+}
+
 #[derive(Clone, Debug)]
 pub struct Evaluator {
     /// The values the tables below were made from (read-only: the tables would not follow).
@@ -30,8 +39,9 @@ pub struct Evaluator {
     on_board: [i32; MAX_KINDS],
     in_hand: [i32; MAX_KINDS],
     in_pocket: [i32; MAX_KINDS],
-    /// Footman kinds (one per file, unpromoted).
+    /// Footman kinds (one per file, unpromoted), and the same as a flag by kind.
     footmen: Vec<PieceKind>,
+    is_footman: [bool; MAX_KINDS],
     /// Material of one side in the variant's start position (board, hand, pocket).
     start_material: i32,
     /// Ranks between each square and its side's back rank (0 on the back rank), by colour
@@ -49,7 +59,7 @@ impl Evaluator {
 
     /// An evaluator counting material with `values` (e.g. with a spec's overrides).
     pub(crate) fn with_values(v: &'static Variant, values: PieceValues) -> Evaluator {
-        let footmen = v.kinds().filter(|&k| v.kind(k).one_per_file && !v.kind(k).promoted).collect();
+        let footmen: Vec<PieceKind> = v.kinds().filter(|&k| v.kind(k).one_per_file && !v.kind(k).promoted).collect();
         let (mut on_board, mut in_hand, mut in_pocket) = ([0; MAX_KINDS], [0; MAX_KINDS], [0; MAX_KINDS]);
         for k in v.kinds() {
             on_board[k.index()] = if v.kind(k).royal { 0 } else { values.board(k) };
@@ -63,6 +73,7 @@ impl Evaluator {
             on_board,
             in_hand,
             in_pocket,
+            is_footman: std::array::from_fn(|i| footmen.contains(&PieceKind::from_index(i))),
             footmen,
             start_material: 1,
             from_back: Color::BOTH.map(|c| {
@@ -102,46 +113,8 @@ impl Evaluator {
         m
     }
 
-    /// Both sides' material, by colour index.
-    #[inline]
-    pub(crate) fn materials(&self, pos: &Position) -> [i32; 2] {
-        [self.material(pos, Color::Black), self.material(pos, Color::White)]
-    }
-
-    /// Both sides' material after `m` is played at `pos`, from `before`, theirs at `pos`:
-    /// what [`Evaluator::materials`] gives for the position after `m`, without counting.
-    #[inline(always)]
-    pub(crate) fn materials_after(&self, pos: &Position, m: Move, before: [i32; 2]) -> [i32; 2] {
-        let us = pos.side_to_move().index();
-        let mut after = before;
-        match m.kind() {
-            MoveKind::Board { from, to, promote } => {
-                if let Some(p) = pos.piece_at(from) {
-                    let v = pos.variant();
-                    let kind = if promote { v.kind(p.kind).promotes_to.unwrap_or(p.kind) } else { p.kind };
-                    after[us] += self.on_board[kind.index()] - self.on_board[p.kind.index()];
-                    if let Some(cap) = pos.piece_at(to) {
-                        after[1 - us] -= self.on_board[cap.kind.index()];
-                        if !v.kind(cap.kind).royal {
-                            after[us] += self.in_hand[v.kind(cap.kind).unpromoted.index()];
-                        }
-                    }
-                }
-            }
-            MoveKind::Drop { kind, .. } => after[us] += self.on_board[kind.index()] - self.in_hand[kind.index()],
-            MoveKind::PocketIn { from } => {
-                if let Some(p) = pos.piece_at(from) {
-                    after[us] += self.in_pocket[p.kind.index()] - self.on_board[p.kind.index()];
-                }
-            }
-            MoveKind::PocketDrop { kind, .. } => after[us] += self.on_board[kind.index()] - self.in_pocket[kind.index()],
-        }
-        after
-    }
-
-    /// Positional terms of `c` given the opponent's material.
-    #[inline]
-    fn positional(&self, pos: &Position, c: Color, their_material: i32) -> i32 {
+    /// The footmen's advance of `c`.
+    fn advance(&self, pos: &Position, c: Color) -> i32 {
         let from_back = &self.from_back[c.index()];
         let mut s = 0;
         for &k in &self.footmen {
@@ -149,6 +122,77 @@ impl Evaluator {
                 s += ADVANCE * from_back[sq.index()] as i32;
             }
         }
+        s
+    }
+
+    /// Both sides' material and advance, counted.
+    #[inline]
+    pub(crate) fn tally(&self, pos: &Position) -> Tally {
+        Tally {
+            material: [self.material(pos, Color::Black), self.material(pos, Color::White)],
+            advance: [self.advance(pos, Color::Black), self.advance(pos, Color::White)],
+        }
+    }
+
+    /// The tally after `m` is played at `pos`, from `before`, the one at `pos`: what
+    /// [`Evaluator::tally`] gives for the position after `m`, without counting.
+    #[inline(always)]
+    pub(crate) fn tally_after(&self, pos: &Position, m: Move, before: Tally) -> Tally {
+        let us = pos.side_to_move().index();
+        let (mut after, mut advance) = (before.material, before.advance);
+        let step = |c: usize, sq: rules::Square| ADVANCE * self.from_back[c][sq.index()] as i32;
+        match m.kind() {
+            MoveKind::Board { from, to, promote } => {
+                if let Some(p) = pos.piece_at(from) {
+                    let v = pos.variant();
+                    let kind = if promote { v.kind(p.kind).promotes_to.unwrap_or(p.kind) } else { p.kind };
+                    after[us] += self.on_board[kind.index()] - self.on_board[p.kind.index()];
+                    if self.is_footman[p.kind.index()] {
+                        advance[us] -= step(us, from);
+                    }
+                    if self.is_footman[kind.index()] {
+                        advance[us] += step(us, to);
+                    }
+                    if let Some(cap) = pos.piece_at(to) {
+                        after[1 - us] -= self.on_board[cap.kind.index()];
+                        if !v.kind(cap.kind).royal {
+                            after[us] += self.in_hand[v.kind(cap.kind).unpromoted.index()];
+                        }
+                        if self.is_footman[cap.kind.index()] {
+                            advance[1 - us] -= step(1 - us, to);
+                        }
+                    }
+                }
+            }
+            MoveKind::Drop { kind, to } => {
+                after[us] += self.on_board[kind.index()] - self.in_hand[kind.index()];
+                if self.is_footman[kind.index()] {
+                    advance[us] += step(us, to);
+                }
+            }
+            MoveKind::PocketIn { from } => {
+                if let Some(p) = pos.piece_at(from) {
+                    after[us] += self.in_pocket[p.kind.index()] - self.on_board[p.kind.index()];
+                    if self.is_footman[p.kind.index()] {
+                        advance[us] -= step(us, from);
+                    }
+                }
+            }
+            MoveKind::PocketDrop { kind, to } => {
+                after[us] += self.on_board[kind.index()] - self.in_pocket[kind.index()];
+                if self.is_footman[kind.index()] {
+                    advance[us] += step(us, to);
+                }
+            }
+        }
+        Tally { material: after, advance }
+    }
+
+    /// Positional terms of `c` but the footmen's advance, given the opponent's material.
+    #[inline]
+    fn king_terms(&self, pos: &Position, c: Color, their_material: i32) -> i32 {
+        let from_back = &self.from_back[c.index()];
+        let mut s = 0;
         if let Some(ksq) = pos.king_square(c) {
             let around = self.king_steps[c.index()][ksq.index()] & pos.pieces(c);
             s += SHELTER * around.count().min(SHELTER_MAX) as i32;
@@ -164,16 +208,15 @@ impl Evaluator {
     /// Evaluation for the side to move.
     #[inline]
     pub fn evaluate(&self, pos: &Position) -> i32 {
-        self.evaluate_with(pos, self.materials(pos))
+        self.evaluate_with(pos, self.tally(pos))
     }
 
-    /// Evaluation for the side to move, given both sides' material ([`Evaluator::materials`]).
+    /// Evaluation for the side to move, given the position's tally ([`Evaluator::tally`]).
     #[inline]
-    pub(crate) fn evaluate_with(&self, pos: &Position, materials: [i32; 2]) -> i32 {
-        let us = pos.side_to_move();
-        let them = !us;
-        let (mu, mt) = (materials[us.index()], materials[them.index()]);
-        mu - mt + self.positional(pos, us, mt) - self.positional(pos, them, mu)
+    pub(crate) fn evaluate_with(&self, pos: &Position, tally: Tally) -> i32 {
+        let (us, them) = (pos.side_to_move().index(), (!pos.side_to_move()).index());
+        let (mu, mt) = (tally.material[us], tally.material[them]);
+        mu - mt + tally.advance[us] - tally.advance[them] + self.king_terms(pos, pos.side_to_move(), mt) - self.king_terms(pos, !pos.side_to_move(), mu)
     }
 }
 
@@ -184,10 +227,10 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     #[test]
-    fn baseline_material_after_a_move_is_the_material_counted_after_it() {
+    fn baseline_tally_after_a_move_is_the_tally_counted_after_it() {
         // Every move of random games in every shipped variant, with values that differ by
         // place and kind (so a piece booked to the wrong place shows): the incremental
-        // material equals a fresh count.
+        // material and footmen's advance equal a fresh count.
         for name in rules::BUILTIN {
             let v = Variant::builtin(name).unwrap();
             let mut values = PieceValues::for_variant(v);
@@ -204,7 +247,7 @@ mod tests {
             values.apply(v, &overrides).unwrap();
             let e = Evaluator::with_values(v, values);
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-            let (mut moves, mut captures, mut pocket_moves) = (0, 0, 0);
+            let (mut moves, mut captures, mut pocket_moves, mut advances) = (0, 0, 0, 0);
             for _ in 0..12 {
                 let mut pos = Position::start(v);
                 for _ in 0..160 {
@@ -212,11 +255,13 @@ mod tests {
                     if list.is_empty() || pos.flag_reached() {
                         break;
                     }
-                    let before = e.materials(&pos);
+                    let before = e.tally(&pos);
                     for &m in &list {
                         let mut child = pos.clone();
                         let captured = child.play_unchecked(m);
-                        assert_eq!(e.materials_after(&pos, m, before), e.materials(&child), "{name}: {} after {}", pos.move_to_usi(m), pos.to_sfen());
+                        let after = e.tally(&child);
+                        assert_eq!(e.tally_after(&pos, m, before), after, "{name}: {} after {}", pos.move_to_usi(m), pos.to_sfen());
+                        advances += usize::from(after.advance != before.advance);
                         moves += 1;
                         captures += usize::from(captured.is_some());
                         pocket_moves += usize::from(matches!(m.kind(), MoveKind::PocketIn { .. } | MoveKind::PocketDrop { .. }));
@@ -229,7 +274,7 @@ mod tests {
                     pos.play_unchecked(m);
                 }
             }
-            assert!(moves > 10_000 && captures > 500, "{name}: {moves} moves, {captures} captures");
+            assert!(moves > 10_000 && captures > 500 && advances > 1_000, "{name}: {moves} moves, {captures} captures, {advances} changing an advance");
             assert_eq!(pocket_moves > 0, v.pockets, "{name}: {pocket_moves} pocket moves");
         }
     }

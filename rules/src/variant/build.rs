@@ -9,7 +9,7 @@ use crate::betza::{self, Movement};
 use crate::bitboard::Bitboard;
 use crate::geometry::Geometry;
 use crate::piece::{DropMate, PieceKind, MAX_KINDS};
-use crate::square::{Color, DIRECTIONS};
+use crate::square::{Color, Square, DIRECTIONS};
 use indexmap::IndexMap;
 use std::collections::BTreeMap;
 
@@ -130,7 +130,7 @@ pub(crate) fn build(
     for c in Color::BOTH {
         for k in kinds.iter() {
             let mv = if c == Color::Black { k.movement.clone() } else { k.movement.rotated() };
-            let mut steps = vec![Bitboard::EMPTY; geometry.num_squares()];
+            let mut steps = Box::new([Bitboard::EMPTY; 128]);
             for sq in geometry.squares() {
                 let (f, r) = geometry.coords(sq);
                 for &(df, dr) in &mv.leaps {
@@ -143,7 +143,7 @@ pub(crate) fn build(
             for &(d, n) in &mv.slides {
                 slide_range[d] = slide_range[d].max(n);
             }
-            let reach = geometry.squares().map(|sq| mv.slides.iter().fold(steps[sq.index()], |a, &(d, n)| a | geometry.ray_within(sq, d, n))).collect();
+            let reach = per_square(&geometry, |sq| mv.slides.iter().fold(steps[sq.index()], |a, &(d, n)| a | geometry.ray_within(sq, d, n)));
             let base = if k.promoted { None } else { spec.pieces.get(&k.name) };
             let forced = base.map(|p| geometry.far_ranks(c, p.forced_promotion_ranks)).unwrap_or_default();
             let no_drop = base.map(|p| geometry.far_ranks(c, p.no_drop_ranks)).unwrap_or_default();
@@ -189,22 +189,9 @@ pub(crate) fn build(
         Some(k) if k.movement.slides.is_empty() => reach(&k.movement),
         _ => u8::MAX,
     };
-    let king_leaper_zone = geometry
-        .squares()
-        .map(|sq| {
-            let mut zone = Bitboard::EMPTY;
-            for t in geometry.squares() {
-                if geometry.distance(sq, t) <= max_leap.saturating_add(king_reach) {
-                    zone.set(t);
-                }
-            }
-            zone
-        })
-        .collect();
-    let leap_zone = geometry
-        .squares()
-        .map(|sq| geometry.squares().filter(|&t| geometry.distance(sq, t) <= max_leap).fold(Bitboard::EMPTY, |z, t| z | Bitboard::from_square(t)))
-        .collect();
+    let within = |sq: Square, d: u8| geometry.squares().filter(|&t| geometry.distance(sq, t) <= d).fold(Bitboard::EMPTY, |z, t| z | Bitboard::from_square(t));
+    let king_leaper_zone = per_square(&geometry, |sq| within(sq, max_leap.saturating_add(king_reach)));
+    let leap_zone = per_square(&geometry, |sq| within(sq, max_leap));
     let variant = Variant {
         name: spec.name.clone(),
         title: spec.title.clone(),
@@ -229,4 +216,13 @@ pub(crate) fn build(
         leap_zone,
     };
     ok.then_some(variant)
+}
+
+/// A table of one value per square of `geometry` (the rest of the 128 empty).
+fn per_square(geometry: &Geometry, f: impl Fn(Square) -> Bitboard) -> Box<[Bitboard; 128]> {
+    let mut t = Box::new([Bitboard::EMPTY; 128]);
+    for sq in geometry.squares() {
+        t[sq.index()] = f(sq);
+    }
+    t
 }

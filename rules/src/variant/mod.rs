@@ -46,12 +46,12 @@ pub struct KindInfo {
 #[derive(Clone, Debug)]
 pub(crate) struct KindTables {
     /// Leaper destinations by square.
-    pub steps: Vec<Bitboard>,
+    pub steps: Box<[Bitboard; 128]>,
     /// Slides as (direction, range), range `UNLIMITED` for a full rider.
     pub slides: Vec<(usize, u8)>,
     /// Squares attacked on an empty board, by square: a capture generator skips a piece
     /// that could not reach any victim even then.
-    pub reach: Vec<Bitboard>,
+    pub reach: Box<[Bitboard; 128]>,
     /// `slide_range[d]`: how far the kind slides in direction d (0 = not at all).
     pub slide_range: [u8; 8],
     /// Destinations where this kind must promote.
@@ -93,10 +93,10 @@ pub struct Variant {
     pub(crate) slider_kinds: Vec<PieceKind>,
     /// `king_leaper_zone[sq]`: the squares from which a leap could reach a square one
     /// royal move from `sq` (every square when the royal kind slides).
-    pub(crate) king_leaper_zone: Vec<Bitboard>,
+    pub(crate) king_leaper_zone: Box<[Bitboard; 128]>,
     /// `leap_zone[sq]`: the squares from which a leap could reach `sq` itself (where a
     /// check by a leap can come from).
-    pub(crate) leap_zone: Vec<Bitboard>,
+    pub(crate) leap_zone: Box<[Bitboard; 128]>,
 }
 
 impl Variant {
