@@ -9,9 +9,11 @@
       (comma-separated tournament directories named by seed, e.g. .../s9101, holding
       results.jsonl or results.jsonl.gz as docs/results/rate100ms-*/ do): the mean score
       difference a game and its t (paired)
-  stats.py halves ladder.tsv FIRST MID LAST
-      weighted least-squares slopes (Elo per CPU-hour) of a ladder over generations
-      FIRST..MID and MID..LAST, each rung weighted by its interval (covariance ignored)
+  stats.py halves ladder.tsv FIRST MID LAST [generation]
+      weighted least-squares slopes (Elo per CPU-hour, or per generation with the word
+      `generation`: paused or shared stages inflate a run's CPU-hours) of a ladder over
+      generations FIRST..MID and MID..LAST, each rung weighted by its interval (covariance
+      ignored)
 """
 import csv, gzip, json, math, os, sys
 
@@ -63,11 +65,11 @@ def paired(opp, dirs_a, dirs_b):
           f"mean difference {m:+.3f} a game, t {m / (sd / math.sqrt(n)):.2f}")
 
 
-def halves(path, first, mid, last):
+def halves(path, first, mid, last, x="cpu_hours"):
     rows = list(csv.DictReader(open(path), delimiter="\t"))
     for lo, hi in [(first, mid), (mid, last)]:
         sel = [r for r in rows if lo <= int(r["generation"]) <= hi]
-        xs = [float(r["cpu_hours"]) for r in sel]
+        xs = [float(r[x]) for r in sel]
         ys = [float(r["elo"]) for r in sel]
         ws = [(3.92 / (float(r["elo_hi"]) - float(r["elo_lo"]))) ** 2 for r in sel]
         sw = sum(ws)
@@ -75,7 +77,8 @@ def halves(path, first, mid, last):
         my = sum(w * y for w, y in zip(ws, ys)) / sw
         sxx = sum(w * (x - mx) ** 2 for w, x in zip(ws, xs))
         slope = sum(w * (x - mx) * (y - my) for w, x, y in zip(ws, xs, ys)) / sxx
-        print(f"generations {lo}-{hi}: {slope:+.0f} ± {1.96 / math.sqrt(sxx):.0f} Elo per CPU-hour")
+        unit = "generation" if x == "generation" else "CPU-hour"
+        print(f"generations {lo}-{hi}: {slope:+.2f} ± {1.96 / math.sqrt(sxx):.2f} Elo per {unit}")
 
 
 if __name__ == "__main__":
@@ -85,6 +88,6 @@ if __name__ == "__main__":
     elif cmd == "paired":
         paired(*args)
     elif cmd == "halves":
-        halves(args[0], *map(int, args[1:4]))
+        halves(args[0], *map(int, args[1:4]), *(["generation"] if args[4:5] == ["generation"] else []))
     else:
         sys.exit(__doc__)

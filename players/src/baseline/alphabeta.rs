@@ -273,12 +273,12 @@ impl AlphaBeta {
         }
     }
 
-    /// The negamax score of `pos` (whose material is `mat`) at `depth` plies, `ply` plies
+    /// The negamax score of `pos` (whose [`Tally`] is `tally`) at `depth` plies, `ply` plies
     /// below the root, in the window (`alpha`, `beta`).
     #[allow(clippy::too_many_arguments)]
-    fn search(&mut self, pos: &Position, mat: Tally, depth: i32, mut alpha: i32, beta: i32, ply: usize, after_losing_drop: bool) -> i32 {
+    fn search(&mut self, pos: &Position, tally: Tally, depth: i32, mut alpha: i32, beta: i32, ply: usize, after_losing_drop: bool) -> i32 {
         if depth <= 0 || ply >= MAX_PLY {
-            return self.qsearch(pos, mat, alpha, beta, ply, after_losing_drop, 0, pos.in_check(), None);
+            return self.qsearch(pos, tally, alpha, beta, ply, after_losing_drop, 0, pos.in_check(), None);
         }
         self.nodes += 1;
         if self.check_budget() {
@@ -313,7 +313,7 @@ impl AlphaBeta {
             pos.generate_captures(&mut list);
             if let Some(m) = self.best_capture(pos, &list) {
                 self.path.push(key);
-                let (score, _) = self.search_move(pos, mat, m, true, depth, alpha, beta, ply);
+                let (score, _) = self.search_move(pos, tally, m, true, depth, alpha, beta, ply);
                 self.path.pop();
                 if self.stop {
                     return 0;
@@ -351,7 +351,7 @@ impl AlphaBeta {
                     debug_assert_eq!(fm, m, "the best capture is the full list's first pick");
                     (fs, true)
                 }
-                _ => self.search_move(pos, mat, m, i == 0, depth, alpha, beta, ply),
+                _ => self.search_move(pos, tally, m, i == 0, depth, alpha, beta, ply),
             };
             if self.stop {
                 break;
@@ -401,8 +401,8 @@ impl AlphaBeta {
     /// (principal-variation search).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn search_move(&mut self, pos: &Position, mat: Tally, m: Move, first: bool, depth: i32, alpha: i32, beta: i32, ply: usize) -> (i32, bool) {
-        let child_mat = self.eval.tally_after(pos, m, mat);
+    fn search_move(&mut self, pos: &Position, tally: Tally, m: Move, first: bool, depth: i32, alpha: i32, beta: i32, ply: usize) -> (i32, bool) {
+        let child_tally = self.eval.tally_after(pos, m, tally);
         let mut child = pos.clone();
         let captured = child.play_unchecked(m).is_some();
         // Root noise: the move's score is its search score plus `r`, so its child is
@@ -414,11 +414,11 @@ impl AlphaBeta {
         } else {
             let ld = self.is_losing_drop(m);
             if first {
-                -self.search(&child, child_mat, depth - 1, -b, -a, ply + 1, ld)
+                -self.search(&child, child_tally, depth - 1, -b, -a, ply + 1, ld)
             } else {
-                let s = -self.search(&child, child_mat, depth - 1, -a - 1, -a, ply + 1, ld);
+                let s = -self.search(&child, child_tally, depth - 1, -a - 1, -a, ply + 1, ld);
                 if s > a && s < b && !self.stop {
-                    -self.search(&child, child_mat, depth - 1, -b, -a, ply + 1, ld)
+                    -self.search(&child, child_tally, depth - 1, -b, -a, ply + 1, ld)
                 } else {
                     s
                 }
@@ -460,7 +460,7 @@ impl AlphaBeta {
     fn qsearch(
         &mut self,
         pos: &Position,
-        mat: Tally,
+        tally: Tally,
         mut alpha: i32,
         beta: i32,
         ply: usize,
@@ -488,8 +488,8 @@ impl AlphaBeta {
                 return Self::no_moves_score(pos, ply, after_losing_drop);
             }
         }
-        debug_assert_eq!(mat, self.eval.tally(pos), "incremental tally");
-        let stand = self.eval.evaluate_with(pos, mat);
+        debug_assert_eq!(tally, self.eval.tally(pos), "incremental tally");
+        let stand = self.eval.evaluate_with(pos, tally);
         if qply >= MAX_QPLY || ply >= MAX_PLY {
             return stand;
         }
@@ -544,14 +544,14 @@ impl AlphaBeta {
         let mut checks = (!buf.is_empty()).then(|| pos.check_candidates());
         for i in 0..buf.len() {
             let m = select(&mut buf, i);
-            let child_mat = self.eval.tally_after(pos, m, mat);
+            let child_tally = self.eval.tally_after(pos, m, tally);
             let mut child = pos.clone();
             child.play_unchecked(m);
             let score = if child.flag_reached() {
                 MATE - (ply as i32 + 1)
             } else {
                 let child_in_check = checks.as_mut().is_some_and(|c| c.may_give_check(m)) && child.in_check();
-                -self.qsearch(&child, child_mat, -beta, -alpha, ply + 1, self.is_losing_drop(m), qply + 1, child_in_check, None)
+                -self.qsearch(&child, child_tally, -beta, -alpha, ply + 1, self.is_losing_drop(m), qply + 1, child_in_check, None)
             };
             if self.stop {
                 break;
@@ -704,8 +704,8 @@ impl AlphaBeta {
                     MATE - 1
                 } else {
                     let ld = self.is_losing_drop(m);
-                    let child_mat = self.eval.tally(&child);
-                    -self.search(&child, child_mat, depth.max(1) as i32 - 1, -INF, -alpha, 1, ld)
+                    let child_tally = self.eval.tally(&child);
+                    -self.search(&child, child_tally, depth.max(1) as i32 - 1, -INF, -alpha, 1, ld)
                 };
                 if s > best_score {
                     (best, best_score) = (m, s);
@@ -782,10 +782,10 @@ impl Baseline for AlphaBeta {
             buf[0].1
         };
         let mut completed: Option<(Move, i32, u32)> = None;
-        let root_mat = self.eval.tally(&root);
+        let root_tally = self.eval.tally(&root);
         for d in 1..=max_depth {
             self.root_best = None;
-            let score = self.search(&root, root_mat, d as i32, -INF, INF, 0, false);
+            let score = self.search(&root, root_tally, d as i32, -INF, INF, 0, false);
             if self.stop {
                 if completed.is_none() {
                     if let Some((m, s)) = self.root_best {
