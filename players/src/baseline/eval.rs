@@ -14,7 +14,7 @@
 //! Everything is from the side to move's point of view, in centipawns.
 
 use super::values::PieceValues;
-use rules::{Bitboard, Color, Move, MoveKind, PieceKind, Position, Variant, MAX_KINDS};
+use rules::{Color, Move, MoveKind, PieceKind, Position, Variant, MAX_KINDS};
 
 pub(crate) const ADVANCE: i32 = 5;
 pub(crate) const SHELTER: i32 = 12;
@@ -47,8 +47,6 @@ pub struct Evaluator {
     /// Ranks between each square and its side's back rank (0 on the back rank), by colour
     /// and square: a table, where the rank is a division by the files at every piece.
     from_back: [[u8; 128]; 2],
-    /// The squares a king on each square steps to (the shelter it counts), by colour.
-    king_steps: [[Bitboard; 128]; 2],
     home_depth: u8,
 }
 
@@ -83,15 +81,9 @@ impl Evaluator {
                 }
                 t
             }),
-            king_steps: [[Bitboard::EMPTY; 128]; 2],
             home_depth: v.promotion_zone[0].count().div_ceil(v.geometry.files as u32).max(1) as u8,
         };
         let start = Position::start(v);
-        for c in Color::BOTH {
-            for sq in v.geometry.squares() {
-                e.king_steps[c.index()][sq.index()] = start.attacks_from(c, v.royal_kind, sq, Bitboard::EMPTY);
-            }
-        }
         e.start_material = Color::BOTH.iter().map(|&c| e.material(&start, c)).max().unwrap_or(1).max(1);
         e
     }
@@ -194,7 +186,7 @@ impl Evaluator {
         let from_back = &self.from_back[c.index()];
         let mut s = 0;
         if let Some(ksq) = pos.king_square(c) {
-            let around = self.king_steps[c.index()][ksq.index()] & pos.pieces(c);
+            let around = pos.variant().empty_board_attacks(c, pos.variant().royal_kind, ksq) & pos.pieces(c);
             s += SHELTER * around.count().min(SHELTER_MAX) as i32;
             let out = from_back[ksq.index()] as i32 - (self.home_depth as i32 - 1);
             if out > 0 {

@@ -110,6 +110,12 @@ impl Variant {
         &self.tables[c.index()][k.index()]
     }
 
+    /// The squares a piece of colour `c` and kind `k` on `sq` attacks on an empty board.
+    #[inline(always)]
+    pub fn empty_board_attacks(&self, c: Color, k: PieceKind, sq: Square) -> Bitboard {
+        self.tables(c, k).reach[sq.index()]
+    }
+
     pub fn num_kinds(&self) -> usize {
         self.kinds.len()
     }
