@@ -39,8 +39,7 @@ pub struct Evaluator {
     on_board: [i32; MAX_KINDS],
     in_hand: [i32; MAX_KINDS],
     in_pocket: [i32; MAX_KINDS],
-    /// Footman kinds (one per file, unpromoted), and the same as a flag by kind.
-    footmen: Vec<PieceKind>,
+    /// Whether a kind is a footman (one per file, unpromoted), by kind.
     is_footman: [bool; MAX_KINDS],
     /// Material of one side in the variant's start position (board, hand, pocket).
     start_material: i32,
@@ -57,7 +56,6 @@ impl Evaluator {
 
     /// An evaluator counting material with `values` (e.g. with a spec's overrides).
     pub(crate) fn with_values(v: &'static Variant, values: PieceValues) -> Evaluator {
-        let footmen: Vec<PieceKind> = v.kinds().filter(|&k| v.kind(k).one_per_file && !v.kind(k).promoted).collect();
         let (mut on_board, mut in_hand, mut in_pocket) = ([0; MAX_KINDS], [0; MAX_KINDS], [0; MAX_KINDS]);
         for k in v.kinds() {
             on_board[k.index()] = if v.kind(k).royal { 0 } else { values.board(k) };
@@ -71,8 +69,9 @@ impl Evaluator {
             on_board,
             in_hand,
             in_pocket,
-            is_footman: std::array::from_fn(|i| footmen.contains(&PieceKind::from_index(i))),
-            footmen,
+            is_footman: std::array::from_fn(|i| {
+                i < v.num_kinds() && v.kind(PieceKind::from_index(i)).one_per_file && !v.kind(PieceKind::from_index(i)).promoted
+            }),
             start_material: 1,
             from_back: Color::BOTH.map(|c| {
                 let mut t = [0u8; 128];
@@ -109,7 +108,7 @@ impl Evaluator {
     fn advance(&self, pos: &Position, c: Color) -> i32 {
         let from_back = &self.from_back[c.index()];
         let mut s = 0;
-        for &k in &self.footmen {
+        for k in pos.variant().kinds().filter(|k| self.is_footman[k.index()]) {
             for sq in pos.pieces_of(c, k) {
                 s += ADVANCE * from_back[sq.index()] as i32;
             }
