@@ -145,22 +145,62 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     if let Some(t) = &trend {
         println!(
             "Elo per CPU-hour over the self-play generations ({} rated): {:+.0} [{:+.0}, {:+.0}] (95%; least squares with the ratings' covariance, chi2/dof {:.2})",
-            t.points, t.slope, t.slope_lo, t.slope_hi, t.birge_ratio
+            t.all.points, t.all.slope, t.all.slope_lo, t.all.slope_hi, t.all.birge_ratio
         );
+        for h in &t.halves {
+            println!(
+                "  generations {}-{} ({} rated): {:+.0} [{:+.0}, {:+.0}]",
+                h.from, h.to, h.fit.points, h.fit.slope, h.fit.slope_lo, h.fit.slope_hi
+            );
+        }
     }
     write_json(&dir.join("trend.json"), &trend)?;
     println!("written: {}, {}, {}", dir.join("ladder.tsv").display(), plots.join("ladder.svg").display(), plots.join("ladder-cpu.svg").display());
     Ok(rungs)
 }
 
-/// How fast the self-play generations (1 on; generation 0 is the teacher's or the start
-/// model) rise with compute: a line of Elo against CPU-hours through their ratings, with
-/// the covariance the rating list gives them (`covariance[i][j]` between `rungs[i]` and
-/// `rungs[j]`; [`arena::stats::fit_line_correlated`]): the generations share their games
-/// against the anchors, and what they share moves them together without tilting the line.
-/// `None` with fewer than two of them.
-fn self_play_trend(rungs: &[Rung], covariance: &[Vec<f64>]) -> Option<arena::stats::LineFit> {
+/// How fast the self-play generations rise with compute: over all of them, and over each
+/// half (does the rise go on, or was it all early?).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Trend {
+    #[serde(flatten)]
+    pub all: arena::stats::LineFit,
+    /// The first and the second half of the rated self-play generations, split at the
+    /// first rated generation at or past the middle one (it belongs to both halves);
+    /// a half with fewer than two rated generations is left out.
+    pub halves: Vec<HalfTrend>,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct HalfTrend {
+    pub from: u32,
+    pub to: u32,
+    #[serde(flatten)]
+    pub fit: arena::stats::LineFit,
+}
+
+/// The trend of the self-play generations (1 on; generation 0 is the teacher's or the
+/// start model): a line of Elo against CPU-hours through their ratings, with the covariance
+/// the rating list gives them (`covariance[i][j]` between `rungs[i]` and `rungs[j]`;
+/// [`arena::stats::fit_line_correlated`]): the generations share their games against the
+/// anchors, and what they share moves them together without tilting the line. `None` with
+/// fewer than two of them.
+fn self_play_trend(rungs: &[Rung], covariance: &[Vec<f64>]) -> Option<Trend> {
     let chosen: Vec<usize> = (0..rungs.len()).filter(|&i| rungs[i].generation >= 1).collect();
+    let all = line_through(rungs, covariance, &chosen)?;
+    let (first, last) = (rungs[chosen[0]].generation, rungs[*chosen.last()?].generation);
+    let middle = chosen.iter().map(|&i| rungs[i].generation).find(|&g| 2 * g >= first + last)?;
+    let mut halves = Vec::new();
+    for (from, to) in [(first, middle), (middle, last)] {
+        let part: Vec<usize> = chosen.iter().copied().filter(|&i| (from..=to).contains(&rungs[i].generation)).collect();
+        if let Some(fit) = line_through(rungs, covariance, &part) {
+            halves.push(HalfTrend { from, to, fit });
+        }
+    }
+    Some(Trend { all, halves })
+}
+
+fn line_through(rungs: &[Rung], covariance: &[Vec<f64>], chosen: &[usize]) -> Option<arena::stats::LineFit> {
     let xs: Vec<f64> = chosen.iter().map(|&i| rungs[i].cpu_hours).collect();
     let ys: Vec<f64> = chosen.iter().map(|&i| rungs[i].elo).collect();
     let sub: Vec<Vec<f64>> =
@@ -231,12 +271,31 @@ mod tests {
     fn the_trend_is_of_the_self_play_generations() {
         let rung = |generation, cpu_hours, elo: f64| Rung { generation, elo, lo: elo - 50.0, hi: elo + 50.0, cpu_hours };
         let independent = |n: usize| -> Vec<Vec<f64>> { (0..n).map(|i| (0..n).map(|j| if i == j { 625.0 } else { 0.0 }).collect()).collect() };
-        let t = self_play_trend(&[rung(0, 0.5, 1000.0), rung(1, 1.0, 0.0), rung(2, 2.0, 100.0)], &independent(3)).unwrap();
+        let t = self_play_trend(&[rung(0, 0.5, 1000.0), rung(1, 1.0, 0.0), rung(2, 2.0, 100.0)], &independent(3)).unwrap().all;
         assert_eq!(t.points, 2);
         assert!((t.slope - 100.0).abs() < 1e-9, "{}", t.slope);
         // Two points 1 CPU-hour apart with standard errors of 25: ±1.96·√(2·625).
         assert!((t.slope_hi - t.slope - 1.959964 * 1250f64.sqrt()).abs() < 1e-3, "{t:?}");
         assert!(self_play_trend(&[rung(0, 0.5, 1000.0), rung(1, 1.0, 0.0)], &independent(2)).is_none());
+    }
+
+    /// A run that rises 100 Elo per CPU-hour to generation 8 and then stays level: the
+    /// line over all of it rises, its halves (split at generation 8, the first rated one
+    /// at or past (1 + 15)/2) say where: 1–8 at +100, 8–15 at 0.
+    #[test]
+    fn the_halves_split_at_the_middle_generation_and_share_it() {
+        let rung = |generation, cpu_hours, elo: f64| Rung { generation, elo, lo: elo - 50.0, hi: elo + 50.0, cpu_hours };
+        let rungs = [rung(0, 0.5, 900.0), rung(1, 1.0, 0.0), rung(4, 2.0, 100.0), rung(8, 3.0, 200.0), rung(12, 4.0, 200.0), rung(15, 5.0, 200.0)];
+        let cov: Vec<Vec<f64>> = (0..rungs.len()).map(|i| (0..rungs.len()).map(|j| if i == j { 625.0 } else { 0.0 }).collect()).collect();
+        let t = self_play_trend(&rungs, &cov).unwrap();
+        assert!(t.all.slope > 0.0 && t.all.points == 5, "{t:?}");
+        let spans: Vec<(u32, u32, usize)> = t.halves.iter().map(|h| (h.from, h.to, h.fit.points)).collect();
+        assert_eq!(spans, [(1, 8, 3), (8, 15, 3)]);
+        assert!((t.halves[0].fit.slope - 100.0).abs() < 1e-9, "{t:?}");
+        assert!(t.halves[1].fit.slope.abs() < 1e-9, "{t:?}");
+        // trend.json keeps the whole line's fields at the top, the halves beside them.
+        let json = serde_json::to_value(&t).unwrap();
+        assert!(json["slope"].as_f64().unwrap() > 0.0 && json["halves"][1]["from"] == 8, "{json}");
     }
 
     #[test]
