@@ -148,10 +148,7 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
             t.all.points, t.all.slope, t.all.slope_lo, t.all.slope_hi, t.all.birge_ratio
         );
         for h in &t.halves {
-            println!(
-                "  generations {}-{} ({} rated): {:+.0} [{:+.0}, {:+.0}]",
-                h.from, h.to, h.fit.points, h.fit.slope, h.fit.slope_lo, h.fit.slope_hi
-            );
+            println!("  generations {}-{} ({} rated): {:+.0} [{:+.0}, {:+.0}]", h.from, h.to, h.fit.points, h.fit.slope, h.fit.slope_lo, h.fit.slope_hi);
         }
     }
     write_json(&dir.join("trend.json"), &trend)?;

@@ -72,7 +72,21 @@ pub const fn opposite_direction(d: usize) -> usize {
 /// blocker is the lowest set bit.
 #[inline(always)]
 pub const fn direction_is_positive(d: usize) -> bool {
-    // Index = rank * W + file: rank delta dominates, and with rank delta 0 the file delta decides.
-    let (df, dr) = DIRECTIONS[d];
-    dr > 0 || (dr == 0 && df > 0)
+    // A bit per direction, read at every slide: cheaper than the deltas' comparisons.
+    POSITIVE_DIRECTIONS >> (d & 7) & 1 != 0
 }
+
+/// Bit d set when direction d is positive: index = rank * W + file, so the rank delta
+/// dominates, and with rank delta 0 the file delta decides.
+const POSITIVE_DIRECTIONS: u8 = {
+    let mut bits = 0u8;
+    let mut d = 0;
+    while d < 8 {
+        let (df, dr) = DIRECTIONS[d];
+        if dr > 0 || (dr == 0 && df > 0) {
+            bits |= 1 << d;
+        }
+        d += 1;
+    }
+    bits
+};

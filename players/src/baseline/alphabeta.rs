@@ -443,12 +443,12 @@ impl AlphaBeta {
 
     /// The squares of the opponent's pieces worth at least `need` centipawns on the board.
     fn victims_worth(&self, pos: &Position, need: i32) -> Bitboard {
-        let them = !pos.side_to_move();
         let mut victims = Bitboard::EMPTY;
-        for k in self.variant.kinds() {
-            if self.eval.values.board(k) >= need {
-                victims |= pos.pieces_of(them, k);
+        for &(value, k) in &self.eval.by_board_value {
+            if value < need {
+                break;
             }
+            victims |= pos.pieces_of(!pos.side_to_move(), k);
         }
         victims
     }

@@ -47,6 +47,9 @@ pub struct Evaluator {
     /// and square: a table, where the rank is a division by the files at every piece.
     from_back: [[u8; 128]; 2],
     home_depth: u8,
+    /// Every kind with its board value, most valuable first: the quiescence search's
+    /// victims worth at least some value are a prefix of it.
+    pub(crate) by_board_value: Vec<(i32, PieceKind)>,
 }
 
 impl Evaluator {
@@ -64,6 +67,7 @@ impl Evaluator {
         for &k in &v.hand_kinds {
             in_hand[k.index()] = values.hand(k);
         }
+        let by_board_value = v.kinds().map(|k| (values.board(k), k)).collect();
         let mut e = Evaluator {
             values,
             on_board,
@@ -81,7 +85,9 @@ impl Evaluator {
                 t
             }),
             home_depth: v.promotion_zone[0].count().div_ceil(v.geometry.files as u32).max(1) as u8,
+            by_board_value,
         };
+        e.by_board_value.sort_by_key(|&(value, k)| (std::cmp::Reverse(value), k));
         let start = Position::start(v);
         e.start_material = Color::BOTH.iter().map(|&c| e.material(&start, c)).max().unwrap_or(1).max(1);
         e
@@ -104,7 +110,9 @@ impl Evaluator {
         m
     }
 
-    /// The footmen's advance of `c`.
+    /// The footmen's advance of `c`, walked kind by kind (what [`Evaluator::tally`] counts in
+    /// one pass).
+    #[cfg(test)]
     fn advance(&self, pos: &Position, c: Color) -> i32 {
         let from_back = &self.from_back[c.index()];
         let mut s = 0;
@@ -116,13 +124,30 @@ impl Evaluator {
         s
     }
 
-    /// Both sides' material and advance, counted.
-    #[inline]
+    /// Both sides' material and advance, counted: the board in one pass over its pieces
+    /// (a population count per kind and side costs more without `popcnt`), then the
+    /// hands and pockets as [`Evaluator::material`] counts them.
     pub(crate) fn tally(&self, pos: &Position) -> Tally {
-        Tally {
-            material: [self.material(pos, Color::Black), self.material(pos, Color::White)],
-            advance: [self.advance(pos, Color::Black), self.advance(pos, Color::White)],
+        let mut t = Tally { material: [0; 2], advance: [0; 2] };
+        for sq in pos.occupied() {
+            let p = pos.piece_at(sq).expect("an occupied square holds a piece");
+            let (c, k) = (p.color.index(), p.kind.index());
+            t.material[c] += self.on_board[k];
+            if self.is_footman[k] {
+                t.advance[c] += ADVANCE * self.from_back[c][sq.index()] as i32;
+            }
         }
+        let v = pos.variant();
+        for c in Color::BOTH {
+            let m = &mut t.material[c.index()];
+            for &k in &v.hand_kinds {
+                *m += pos.hand_count(c, k) as i32 * self.in_hand[k.index()];
+            }
+            if let Some(k) = pos.pocket(c) {
+                *m += self.in_pocket[k.index()];
+            }
+        }
+        t
     }
 
     /// The tally after `m` is played at `pos`, from `before`, the one at `pos`: what
@@ -252,6 +277,9 @@ mod tests {
                         let captured = child.play_unchecked(m);
                         let after = e.tally(&child);
                         assert_eq!(e.tally_after(&pos, m, before), after, "{name}: {} after {}", pos.move_to_usi(m), pos.to_sfen());
+                        // The one-pass count against a count kind by kind.
+                        let by_kind = Tally { material: Color::BOTH.map(|c| e.material(&child, c)), advance: Color::BOTH.map(|c| e.advance(&child, c)) };
+                        assert_eq!(after, by_kind, "{name}: {}", child.to_sfen());
                         advances += usize::from(after.advance != before.advance);
                         moves += 1;
                         captures += usize::from(captured.is_some());
