@@ -159,21 +159,21 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
 /// How fast the self-play generations rise with compute: over all of them, and over each
 /// half (does the rise go on, or was it all early?).
 #[derive(Clone, Debug, serde::Serialize)]
-pub struct Trend {
+struct Trend {
     #[serde(flatten)]
-    pub all: arena::stats::LineFit,
+    all: arena::stats::LineFit,
     /// The first and the second half of the rated self-play generations, split at the
     /// first rated generation at or past the middle one (it belongs to both halves);
     /// a half with fewer than two rated generations is left out.
-    pub halves: Vec<HalfTrend>,
+    halves: Vec<HalfTrend>,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
-pub struct HalfTrend {
-    pub from: u32,
-    pub to: u32,
+struct HalfTrend {
+    from: u32,
+    to: u32,
     #[serde(flatten)]
-    pub fit: arena::stats::LineFit,
+    fit: arena::stats::LineFit,
 }
 
 /// The trend of the self-play generations (1 on; generation 0 is the teacher's or the
