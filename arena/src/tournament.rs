@@ -60,7 +60,8 @@ pub enum Mode {
     Gauntlet,
     RoundRobin,
     /// A training run's ladder: the non-anchor players in order (generations), each
-    /// against the next one and against every anchor; anchors against each other.
+    /// against the next one (unless `neighbours` is off) and against every anchor; anchors
+    /// against each other.
     Ladder,
 }
 
@@ -133,6 +134,10 @@ pub struct TournamentConfig {
     /// Ladder mode: the names of the fixed reference players.
     #[serde(default)]
     pub anchors: Vec<String>,
+    /// Ladder mode: each generation also plays the next one. Off, it plays the anchors only,
+    /// so every generation's rating stands on games against fixed players alone.
+    #[serde(default = "yes")]
+    pub neighbours: bool,
     #[serde(default)]
     pub anchor_elo: f64,
     #[serde(default = "default_margin")]
@@ -168,6 +173,9 @@ fn default_in_flight() -> usize {
 fn default_max_hands() -> u32 {
     8
 }
+fn yes() -> bool {
+    true
+}
 fn default_margin() -> u64 {
     100
 }
@@ -201,6 +209,9 @@ impl TournamentConfig {
             Mode::Match if n != 2 => return bad(format!("mode match needs exactly 2 players, got {n}")),
             _ if n < 2 => return bad(format!("players: need at least 2, got {n}")),
             _ => {}
+        }
+        if !self.neighbours && self.mode != Mode::Ladder {
+            return bad("neighbours = false applies to mode ladder only".into());
         }
         if self.rounds == 0 {
             return bad("rounds must be at least 1".into());
@@ -317,7 +328,7 @@ impl TournamentConfig {
                 let is_anchor = |i: usize| self.anchors.contains(&names[i]);
                 let rungs: Vec<usize> = (0..n).filter(|&i| !is_anchor(i)).collect();
                 let anchors: Vec<usize> = (0..n).filter(|&i| is_anchor(i)).collect();
-                let mut p: Vec<(usize, usize)> = rungs.windows(2).map(|w| (w[0], w[1])).collect();
+                let mut p: Vec<(usize, usize)> = if self.neighbours { rungs.windows(2).map(|w| (w[0], w[1])).collect() } else { Vec::new() };
                 for &r in &rungs {
                     p.extend(anchors.iter().map(|&a| (r, a)));
                 }

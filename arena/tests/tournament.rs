@@ -221,6 +221,23 @@ fn random_openings_as_long_as_the_game_are_refused() {
     }
 }
 
+/// A ladder pairs each generation with the next and with every anchor, the anchors with
+/// each other; without neighbours only the anchor pairings are left, and a config asking
+/// for that outside a ladder is refused.
+#[test]
+fn a_ladder_pairs_neighbours_and_anchors_and_without_neighbours_anchors_only() {
+    let mut c = config("pocket-copper", &["random,name=g0", "random,name=g1", "random,name=g2", "greedy", "random,name=r"], Path::new("unused"));
+    c.mode = Mode::Ladder;
+    c.anchors = vec!["greedy".into(), "r".into()];
+    c.validate().unwrap();
+    assert_eq!(c.pairings(), [(0, 1), (1, 2), (0, 3), (0, 4), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)]);
+    c.neighbours = false;
+    c.validate().unwrap();
+    assert_eq!(c.pairings(), [(0, 3), (0, 4), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)]);
+    c.mode = Mode::Gauntlet;
+    assert!(c.validate().unwrap_err().to_string().contains("neighbours = false"));
+}
+
 fn engine(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../usi/tests/engines").join(name)
 }

@@ -485,6 +485,11 @@ enum Command {
         /// Rate every K-th generation (the first and last always).
         #[arg(long, default_value_t = 1)]
         every: u32,
+        /// Each generation against the anchors only, no games between neighbours: every
+        /// generation rated on fixed players alone (cheapest with one anchor near the run's
+        /// strength, e.g. a middle generation's checkpoint).
+        #[arg(long)]
+        no_neighbours: bool,
         /// No progress bar (the table and the ladder only).
         #[arg(long)]
         quiet: bool,
@@ -1247,10 +1252,19 @@ fn run(cli: Cli) -> Result<()> {
                 println!("game statistics not pooled: not every cells.csv has its games.csv beside it");
             }
         }
-        Command::Ladder { run, work_dir, anchors, rounds, sims, movetime, threads, every, quiet, allow_engine } => {
+        Command::Ladder { run, work_dir, anchors, rounds, sims, movetime, threads, every, no_neighbours, quiet, allow_engine } => {
             model::init_cpu_threads(threads);
             let allowed_engines = players::EngineAllowList::parse(&allow_engine)?;
-            let opts = pipeline::ladder::LadderOptions { anchors, rounds, simulations: sims, movetime_ms: movetime, threads, every, allowed_engines };
+            let opts = pipeline::ladder::LadderOptions {
+                anchors,
+                rounds,
+                simulations: sims,
+                movetime_ms: movetime,
+                threads,
+                every,
+                neighbours: !no_neighbours,
+                allowed_engines,
+            };
             if run.contains("://") {
                 let store = store::Store::open(&run)?;
                 let local = pipeline::fleet::copy_for_reading(&store, &work_dir)?;

@@ -29,6 +29,10 @@ pub struct LadderOptions {
     pub threads: usize,
     /// Rate every `every`-th generation (and always the last).
     pub every: u32,
+    /// Each generation also plays the next one rated; off, the anchors only (every
+    /// generation rated on games against fixed players alone, at a fraction of the games
+    /// when one anchor is near the run's strength).
+    pub neighbours: bool,
     /// The USI engines the run's config may name as the default anchor (the run
     /// directory, or the store it came from, is not trusted to name programs).
     pub allowed_engines: players::EngineAllowList,
@@ -88,6 +92,7 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
     t.options = cfg.options.clone();
     t.mode = Mode::Ladder;
     t.anchors = anchor_names.clone();
+    t.neighbours = opts.neighbours;
     t.anchor = Some(anchor_names[0].clone());
     t.rounds = opts.rounds;
     t.openings = OpeningsConfig { file: None, starts: Vec::new(), random_plies: cfg.evaluation.opening_plies };
@@ -100,7 +105,7 @@ pub fn run_ladder(run_dir: &Path, opts: &LadderOptions, show_progress: bool) -> 
         None => run.ladder(),
     };
     t.out_dir = dir.clone();
-    archive_if_players_changed(&dir, &t)?;
+    archive_if_pairings_changed(&dir, &t)?;
     let report = arena::tournament::run(&t, show_progress)?;
     print!("{}", arena::report::table(&report));
 
@@ -216,16 +221,20 @@ fn rung_covariance(rungs: &[Rung], report: &arena::report::Report) -> Vec<Vec<f6
 /// A ladder rated before the run had its latest generations (or with other players)
 /// cannot be extended in place: its games are kept in `ladder-N/` and a new ladder starts.
 /// Other differences (rounds) are the tournament's own business: it extends or refuses.
-fn archive_if_players_changed(dir: &Path, t: &TournamentConfig) -> Result<()> {
+fn archive_if_pairings_changed(dir: &Path, t: &TournamentConfig) -> Result<()> {
     let Ok(text) = std::fs::read_to_string(dir.join("tournament.toml")) else { return Ok(()) };
     let old: Option<TournamentConfig> = toml::from_str(&text).ok();
-    if old.is_some_and(|o| o.players == t.players) {
+    if old.is_some_and(|o| o.players == t.players && o.neighbours == t.neighbours) {
         return Ok(());
     }
     let parent = dir.parent().unwrap_or(Path::new("."));
     let archive = (1..).map(|i| parent.join(format!("ladder-{i}"))).find(|p| !p.exists()).expect("a free name");
     std::fs::rename(dir, &archive).with_context(|| format!("moving {} to {}", dir.display(), archive.display()))?;
-    tracing::info!("{} rated other players (an earlier set of generations): kept as {}, rating anew", dir.display(), archive.display());
+    tracing::info!(
+        "{} rated other players (an earlier set of generations) or paired them otherwise: kept as {}, rating anew",
+        dir.display(),
+        archive.display()
+    );
     Ok(())
 }
 
@@ -296,7 +305,7 @@ mod tests {
     }
 
     #[test]
-    fn a_ladder_of_other_generations_is_kept_aside_and_one_of_the_same_is_extended() {
+    fn a_ladder_of_other_generations_or_pairings_is_kept_aside_and_one_of_the_same_is_extended() {
         let run = tempfile::tempdir().unwrap();
         let dir = run.path().join("ladder");
         std::fs::create_dir_all(&dir).unwrap();
@@ -304,12 +313,18 @@ mod tests {
         std::fs::write(dir.join("tournament.toml"), toml::to_string(&old).unwrap()).unwrap();
         std::fs::write(dir.join("results.jsonl"), "{}\n").unwrap();
         // The same players: left in place for the tournament to extend.
-        archive_if_players_changed(&dir, &old).unwrap();
+        archive_if_pairings_changed(&dir, &old).unwrap();
         assert!(dir.join("results.jsonl").exists());
         // One generation more: the old games move to ladder-1, nothing is lost.
         let more = TournamentConfig::new(vec!["uniform,sims=8,name=a".into(), "uniform,sims=16,name=b".into(), "random".into()]);
-        archive_if_players_changed(&dir, &more).unwrap();
+        archive_if_pairings_changed(&dir, &more).unwrap();
         assert!(!dir.exists());
         assert_eq!(std::fs::read_to_string(run.path().join("ladder-1/results.jsonl")).unwrap(), "{}\n");
+        // The same players paired against the anchors only: other pairings, kept aside too.
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("tournament.toml"), toml::to_string(&more).unwrap()).unwrap();
+        let anchors_only = TournamentConfig { neighbours: false, ..more };
+        archive_if_pairings_changed(&dir, &anchors_only).unwrap();
+        assert!(run.path().join("ladder-2/tournament.toml").exists() && !dir.exists());
     }
 }
