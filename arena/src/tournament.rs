@@ -408,6 +408,7 @@ fn check_resume(dir: &Path, cfg: &TournamentConfig) -> Result<(), TournamentErro
         ("mode", old.mode == cfg.mode),
         ("players", old.players == cfg.players),
         ("anchors", old.anchors == cfg.anchors),
+        ("neighbours", old.neighbours == cfg.neighbours),
         ("openings", old.openings == cfg.openings),
         ("limit", old.limit == cfg.limit),
         ("seed", old.seed == cfg.seed),

@@ -173,6 +173,13 @@ fn an_interrupted_tournament_resumes_without_losing_or_double_counting() {
     let mut other = c.clone();
     other.sprt = Some(SprtConfig { elo0: 0.0, elo1: 10.0, alpha: 0.05, beta: 0.05 });
     assert!(run(&other, false).unwrap_err().to_string().contains("(sprt differ)"));
+    // Ladder pairings without neighbours number their games otherwise: refused too.
+    let mut other = c.clone();
+    other.mode = Mode::Ladder;
+    other.anchors = vec!["greedy".into()];
+    other.neighbours = false;
+    let e = run(&other, false).unwrap_err().to_string();
+    assert!(e.contains("(mode, anchors, neighbours differ)"), "{e}");
 }
 
 /// An SPRT that equal players settle at once (H0: 500 Elo, H1: 1000 Elo better): the
