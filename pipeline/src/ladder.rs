@@ -218,8 +218,9 @@ fn rung_covariance(rungs: &[Rung], report: &arena::report::Report) -> Vec<Vec<f6
     at.iter().map(|a| at.iter().map(|b| a.zip(*b).and_then(|(a, b)| c.get(a)?.get(b).copied()).unwrap_or(f64::NAN)).collect()).collect()
 }
 
-/// A ladder rated before the run had its latest generations (or with other players)
-/// cannot be extended in place: its games are kept in `ladder-N/` and a new ladder starts.
+/// A ladder rated before the run had its latest generations (or with other players, or
+/// paired with or without neighbours otherwise) cannot be extended in place: its games are
+/// kept in `ladder-N/` and a new ladder starts.
 /// Other differences (rounds) are the tournament's own business: it extends or refuses.
 fn archive_if_pairings_changed(dir: &Path, t: &TournamentConfig) -> Result<()> {
     let Ok(text) = std::fs::read_to_string(dir.join("tournament.toml")) else { return Ok(()) };
