@@ -85,22 +85,25 @@ impl Position {
         }
         let may_pocket = v.pockets && !in_check && !captures_only && self.pockets[us.index()].is_none();
 
-        for k in v.kinds() {
-            let info = v.kind(k);
+        // A piece that could not reach a target square even on an empty board is skipped
+        // before its attacks are computed: captures and a check's evasions land on few
+        // squares.
+        let narrow = captures_only || in_check;
+        for (i, ((info, t), &of_kind)) in v.kinds.iter().zip(&v.tables[us.index()]).zip(&self.by_kind).enumerate() {
             if info.royal {
                 continue;
             }
-            let bb = self.by_kind[k.index()] & own;
+            let bb = of_kind & own;
             if bb.is_empty() {
                 continue;
             }
+            let k = PieceKind::from_index(i);
             // One-per-file pieces (pawns, soldiers) may not move onto a file that already
             // holds another of theirs (only a kind that can change file needs the test).
-            let file_rule = info.one_per_file && v.tables(us, k).leaves_file;
+            let file_rule = info.one_per_file && t.leaves_file;
             let own_files = if file_rule { v.geometry.files_of(bb) } else { Bitboard::EMPTY };
-            let reach = &v.tables(us, k).reach;
             for from in bb {
-                if captures_only && (reach[from.index()] & move_mask).is_empty() {
+                if narrow && (t.reach[from.index()] & move_mask).is_empty() {
                     continue;
                 }
                 let mut targets = self.attacks_from(us, k, from, occ) & move_mask;
