@@ -30,7 +30,7 @@ use crate::{Bitboard, PieceKind, Square};
 /// of the king's lines that holds a slider of the mover's behind it (a drop uncovers
 /// nothing). For a legal position (the side not to move not in check) a move that is not a
 /// candidate never gives check; a candidate may or may not.
-pub struct CheckCandidates<'a> {
+pub(crate) struct CheckCandidates<'a> {
     pos: &'a Position,
     king: Option<Square>,
     lines: Bitboard,
@@ -40,7 +40,7 @@ pub struct CheckCandidates<'a> {
 impl CheckCandidates<'_> {
     /// Whether `m`, a move of the position, may give check.
     #[inline]
-    pub fn may_give_check(&mut self, m: Move) -> bool {
+    pub(crate) fn may_give_check(&mut self, m: Move) -> bool {
         let Some(ek) = self.king else { return false };
         let pos = self.pos;
         let mut attacks = |k: PieceKind, to: Square| self.checking[k.index()].get_or_insert_with(|| pos.attacks_from(!pos.side, k, ek, pos.occupied())).has(to);
@@ -60,7 +60,7 @@ impl CheckCandidates<'_> {
 
 impl Position {
     /// The [`CheckCandidates`] of this position's moves.
-    pub fn check_candidates(&self) -> CheckCandidates<'_> {
+    pub(crate) fn check_candidates(&self) -> CheckCandidates<'_> {
         let king = self.kings[(!self.side).index()];
         let mut lines = Bitboard::EMPTY;
         if let Some(k) = king {
@@ -214,4 +214,49 @@ fn checks_and_flag_moves<'a>(pos: &'a Position, legal: &'a [Move]) -> impl Itera
         after.play_unchecked(m);
         after.in_check() || after.flag_reached()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Game, Position, Variant};
+    use rand::{Rng, SeedableRng};
+
+    /// `CheckCandidates`: a legal move it does not name never gives check, and it names few
+    /// enough of them to save the check test (most moves of a playout do not check). On
+    /// random playouts of every shipped variant in which a check, where there is one, is
+    /// played half of the time (so that checks are common).
+    #[test]
+    fn a_move_that_is_not_a_check_candidate_gives_no_check() {
+        for (i, name) in ["pocket-copper", "shogi", "hand-shogi", "minishogi"].into_iter().enumerate() {
+            let v = Variant::builtin(name).unwrap();
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(701 + i as u64);
+            let (mut candidates, mut checks, mut n) = (0, 0, 0);
+            for _ in 0..20 {
+                let mut g = Game::new(Position::start(v), Some(300));
+                while !g.is_over() {
+                    let p = g.position().clone();
+                    let mut filter = p.check_candidates();
+                    let mut checking = Vec::new();
+                    for m in p.legal_moves() {
+                        let mut c = p.clone();
+                        c.play_unchecked(m);
+                        let (may, gives) = (filter.may_give_check(m), c.in_check());
+                        assert!(may || !gives, "{name}: {m:?} gives check from {}", p.to_sfen());
+                        (candidates, checks, n) = (candidates + may as usize, checks + gives as usize, n + 1);
+                        if gives {
+                            checking.push(m);
+                        }
+                    }
+                    let moves = p.legal_moves();
+                    let m = if !checking.is_empty() && rng.random::<bool>() {
+                        checking[rng.random_range(0..checking.len())]
+                    } else {
+                        moves[rng.random_range(0..moves.len())]
+                    };
+                    g.play_unchecked(m);
+                }
+            }
+            assert!(checks > 0 && candidates * 2 < n, "{name}: {candidates} candidates, {checks} checks of {n} moves");
+        }
+    }
 }

@@ -55,7 +55,6 @@ pub mod zobrist;
 pub use bitboard::Bitboard;
 pub use game::{Game, GameResult, HandMatch, MatchState, Outcome, TerminationReason};
 pub use geometry::Geometry;
-pub use leafcheck::CheckCandidates;
 pub use moves::{Move, MoveKind, MoveList, MAX_MOVES};
 pub use piece::{DropMate, Piece, PieceKind, MAX_KINDS};
 pub use position::Position;

@@ -49,16 +49,26 @@ impl Position {
     }
 
     /// The moves of [`Position::generate_captures`] whose victim stands on `victims`, in
-    /// the same order: a quiescence search that would prune the captures of lesser pieces
-    /// does not generate them.
-    pub fn generate_captures_onto(&self, victims: Bitboard, list: &mut MoveList) {
+    /// the same order, for a side to move that is not in check, which the caller knows (a
+    /// quiescence search searches every evasion instead; debug builds check it). A search
+    /// that would prune the captures of lesser pieces does not generate them, and a piece's
+    /// pin is looked for only when it has a capture, not along all eight of the king's
+    /// lines first.
+    pub fn generate_captures_out_of_check(&self, victims: Bitboard, list: &mut MoveList) {
+        debug_assert!(!self.in_check(), "generate_captures_out_of_check in check: {}", self.to_sfen());
         if (victims & self.by_color[(!self.side).index()]).any() {
-            self.generate(true, victims, list);
+            self.generate_with(true, victims, true, list);
         }
     }
 
     /// `victims`: with `captures_only`, the squares whose pieces may be captured.
     fn generate(&self, captures_only: bool, victims: Bitboard, list: &mut MoveList) {
+        self.generate_with(captures_only, victims, false, list)
+    }
+
+    /// `out_of_check`: the side to move is known not to be in check (with `captures_only`).
+    #[inline(always)]
+    fn generate_with(&self, captures_only: bool, victims: Bitboard, out_of_check: bool, list: &mut MoveList) {
         let v = self.variant;
         let us = self.side;
         let own = self.by_color[us.index()];
@@ -66,9 +76,10 @@ impl Position {
         let empty = v.geometry.all & !occ;
         let ksq = self.kings[us.index()];
         let mut pins = Pins::default();
+        let lazy_pins = captures_only && out_of_check;
         let (checkers, block) = match ksq {
-            Some(k) => self.checkers_and_pins(k, &mut pins),
-            None => (Bitboard::EMPTY, Bitboard::EMPTY),
+            Some(k) if !lazy_pins => self.checkers_and_pins(k, &mut pins),
+            _ => (Bitboard::EMPTY, Bitboard::EMPTY),
         };
         let enemy = self.by_color[(!us).index()];
         if let Some(k) = ksq {
@@ -107,9 +118,14 @@ impl Position {
                     continue;
                 }
                 let mut targets = self.attacks_from(us, k, from, occ) & move_mask;
-                let pinned = pins.pinned.any() && pins.pinned.has(from);
-                if pinned {
-                    targets &= pins.line(from);
+                let pin = if lazy_pins {
+                    ksq.filter(|_| targets.any()).and_then(|k| self.pin_line(k, from, occ))
+                } else {
+                    (pins.pinned.any() && pins.pinned.has(from)).then(|| pins.line(from))
+                };
+                let pinned = pin.is_some();
+                if let Some(line) = pin {
+                    targets &= line;
                 }
                 if file_rule {
                     targets &= !(own_files & !v.geometry.file_of(from));

@@ -400,6 +400,22 @@ impl Position {
         (checkers, block)
     }
 
+    /// Where the side to move's piece on `sq` may go if it is pinned to its king on `ksq`
+    /// (the squares between them and the pinner, the pinner included); `None` when it is
+    /// not pinned. The same line as [`Position::checkers_and_pins`] finds, for one piece.
+    #[inline]
+    pub(crate) fn pin_line(&self, ksq: Square, sq: Square, occ: Bitboard) -> Option<Bitboard> {
+        let g = &self.variant.geometry;
+        let (d, _) = g.direction_to(ksq, sq)?;
+        if self.nearest(ksq, d, occ) != Some(sq) {
+            return None;
+        }
+        let pinner = self.nearest(sq, d, occ)?;
+        let theirs = self.by_color[(!self.side).index()];
+        (theirs.has(pinner) && self.slides_far_enough(pinner, opposite_direction(d), g.distance(ksq, pinner)))
+            .then(|| g.between(ksq, pinner) | Bitboard::from_square(pinner))
+    }
+
     /// The side that just moved won by bringing its king to its flag square.
     pub fn flag_reached(&self) -> bool {
         match self.variant.flag_squares {

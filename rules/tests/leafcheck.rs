@@ -3,8 +3,8 @@
 //! definition of a win in one written here (every legal move played, the opponent's
 //! moves counted) and against `Position::winning_move`; `Game::checkmate_within_fast`
 //! against `Game::checkmate_within` with and without a position budget;
-//! `Position::has_legal_move_king_first` against the legal-move count; the check
-//! candidates against the check test of every move. On positions of
+//! `Position::has_legal_move_king_first` against the legal-move count (the check
+//! candidates, crate-internal, are tested in `src/leafcheck.rs`). On positions of
 //! random playouts of every shipped variant, half of whose moves are checks where there
 //! are any (so that mates and near-mates are common), and on the hand-made positions of
 //! `winning_move.rs`.
@@ -82,27 +82,6 @@ fn the_cheap_win_in_one_is_the_naive_one_move_for_move() {
         }
         // The sample has wins in one to miss.
         assert!(wins * 50 > n, "{name}: only {wins} wins in one among {n} positions");
-    }
-}
-
-/// `CheckCandidates`: a legal move it does not name never gives check, and it names few
-/// enough of them to save the check test (most moves of a playout do not check).
-#[test]
-fn a_move_that_is_not_a_check_candidate_gives_no_check() {
-    for (i, name) in VARIANTS.iter().enumerate() {
-        let (mut candidates, mut checks, mut n) = (0, 0, 0);
-        for g in positions(name, 20, 701 + i as u64) {
-            let p = g.position();
-            let mut filter = p.check_candidates();
-            for m in p.legal_moves() {
-                let mut c = p.clone();
-                c.play_unchecked(m);
-                let (may, gives) = (filter.may_give_check(m), c.in_check());
-                assert!(may || !gives, "{name}: {m:?} gives check from {}", p.to_sfen());
-                (candidates, checks, n) = (candidates + may as usize, checks + gives as usize, n + 1);
-            }
-        }
-        assert!(checks > 0 && candidates * 2 < n, "{name}: {candidates} candidates, {checks} checks of {n} moves");
     }
 }
 

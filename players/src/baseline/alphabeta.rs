@@ -507,11 +507,8 @@ impl AlphaBeta {
                 // Delta pruning (below) drops every capture whose victim, even with a
                 // promotion, cannot lift the score to alpha: those are not generated.
                 let need = alpha - stand - DELTA_MARGIN - PROMOTION_GAIN;
-                if need > 0 {
-                    pos.generate_captures_onto(self.victims_worth(pos, need), &mut list);
-                } else {
-                    pos.generate_captures(&mut list);
-                }
+                let victims = if need > 0 { self.victims_worth(pos, need) } else { self.variant.geometry.all };
+                pos.generate_captures_out_of_check(victims, &mut list);
             }
         }
         let mut buf = std::mem::take(&mut self.buffers[ply]);
@@ -540,8 +537,9 @@ impl AlphaBeta {
             }
             buf.push((self.tactical_score(pos, m).unwrap_or(0), m));
         }
-        // A child's check test only for the moves that can give check.
-        let mut checks = (!buf.is_empty()).then(|| pos.check_candidates());
+        // Each child is tested for check directly: a node searches one or two captures
+        // before it cuts, too few to pay for first finding which moves can give check (as
+        // the one-ply mate check does over a leaf's hundred moves).
         for i in 0..buf.len() {
             let m = select(&mut buf, i);
             let child_tally = self.eval.tally_after(pos, m, tally);
@@ -550,8 +548,7 @@ impl AlphaBeta {
             let score = if child.flag_reached() {
                 MATE - (ply as i32 + 1)
             } else {
-                let child_in_check = checks.as_mut().is_some_and(|c| c.may_give_check(m)) && child.in_check();
-                -self.qsearch(&child, child_tally, -beta, -alpha, ply + 1, self.is_losing_drop(m), qply + 1, child_in_check, None)
+                -self.qsearch(&child, child_tally, -beta, -alpha, ply + 1, self.is_losing_drop(m), qply + 1, child.in_check(), None)
             };
             if self.stop {
                 break;
