@@ -492,12 +492,10 @@ pub fn bench_selfplay(cfg: &RunConfig, model_dir: Option<&Path>, games: u32) -> 
     println!("  {:<19} {:.1} us per simulation (tree, encoding, allocation, ...)", "the rest", (worker - net_seconds - counted) / sims * 1e6);
     // The parts' times are sampled (search::leafprof): what the sample's clock reads cost
     // is in the time outside the network above, and printed so that it can be told apart.
-    let read_ns = search::leafprof::clock_read_nanos(10_000);
-    let batches = s.batches as f64;
+    let (timed, read_ns) = (search::leafprof::timed_calls(), search::leafprof::clock_read_cost());
     println!(
-        "  the clock's reads   at most {:.2} us per simulation, in the figures above ({} timed calls and {} network calls, two reads each at {read_ns:.0} ns)",
-        (search::leafprof::timed_calls() as f64 + batches) * 2.0 * read_ns * 1e-3 / sims,
-        search::leafprof::timed_calls(),
+        "  the clock's reads   at most {:.2} us per simulation, in the time outside the network ({timed} timed calls and {} network calls, two reads each at {read_ns} ns)",
+        (timed + s.batches) as f64 * 2.0 * read_ns as f64 * 1e-3 / sims,
         s.batches
     );
     if let Some(q) = queue {

@@ -130,10 +130,17 @@ impl Game {
 
     /// Legal moves, none once the game is over.
     pub fn legal_moves(&self) -> MoveList {
-        if self.is_over() {
-            MoveList::new()
-        } else {
-            self.position.legal_moves()
+        let mut list = MoveList::new();
+        self.generate_legal(&mut list);
+        list
+    }
+
+    /// Appends [`Game::legal_moves`] to `list`: for a caller that keeps the moves
+    /// elsewhere, without the list's by-value copy (room for the most moves any position
+    /// has, 6 KB).
+    pub fn generate_legal(&self, list: &mut MoveList) {
+        if !self.is_over() {
+            self.position.generate_legal(list);
         }
     }
 

@@ -38,14 +38,14 @@ impl Position {
 
     /// Appends every legal move to `list`.
     pub fn generate_legal(&self, list: &mut MoveList) {
-        self.generate(false, self.variant.geometry.all, list);
+        self.generate(false, self.variant.geometry.all, false, list);
     }
 
     /// Appends the legal captures to `list` (board moves onto an enemy piece, promoting or
     /// not): the moves of [`Position::generate_legal`] that capture, in the same order,
     /// without generating drops and pocket moves (a quiescence search's moves).
     pub fn generate_captures(&self, list: &mut MoveList) {
-        self.generate(true, self.variant.geometry.all, list);
+        self.generate(true, self.variant.geometry.all, false, list);
     }
 
     /// The moves of [`Position::generate_captures`] whose victim stands on `victims`, in
@@ -57,18 +57,14 @@ impl Position {
     pub fn generate_captures_out_of_check(&self, victims: Bitboard, list: &mut MoveList) {
         debug_assert!(!self.in_check(), "generate_captures_out_of_check in check: {}", self.to_sfen());
         if (victims & self.by_color[(!self.side).index()]).any() {
-            self.generate_with(true, victims, true, list);
+            self.generate(true, victims, true, list);
         }
     }
 
     /// `victims`: with `captures_only`, the squares whose pieces may be captured.
-    fn generate(&self, captures_only: bool, victims: Bitboard, list: &mut MoveList) {
-        self.generate_with(captures_only, victims, false, list)
-    }
-
-    /// `out_of_check`: the side to move is known not to be in check (with `captures_only`).
-    #[inline(always)]
-    fn generate_with(&self, captures_only: bool, victims: Bitboard, out_of_check: bool, list: &mut MoveList) {
+    /// `out_of_check`: the caller knows the side to move is not in check, so that no
+    /// checker is looked for and a piece's pin only when it has a move.
+    fn generate(&self, captures_only: bool, victims: Bitboard, out_of_check: bool, list: &mut MoveList) {
         let v = self.variant;
         let us = self.side;
         let own = self.by_color[us.index()];
@@ -76,9 +72,8 @@ impl Position {
         let empty = v.geometry.all & !occ;
         let ksq = self.kings[us.index()];
         let mut pins = Pins::default();
-        let lazy_pins = captures_only && out_of_check;
         let (checkers, block) = match ksq {
-            Some(k) if !lazy_pins => self.checkers_and_pins(k, &mut pins),
+            Some(k) if !out_of_check => self.checkers_and_pins(k, &mut pins),
             _ => (Bitboard::EMPTY, Bitboard::EMPTY),
         };
         let enemy = self.by_color[(!us).index()];
@@ -100,25 +95,26 @@ impl Position {
         // before its attacks are computed: captures and a check's evasions land on few
         // squares.
         let narrow = captures_only || in_check;
-        for (i, ((info, t), &of_kind)) in v.kinds.iter().zip(&v.tables[us.index()]).zip(&self.by_kind).enumerate() {
+        for k in v.kinds() {
+            let info = v.kind(k);
             if info.royal {
                 continue;
             }
-            let bb = of_kind & own;
+            let bb = self.by_kind[k.index()] & own;
             if bb.is_empty() {
                 continue;
             }
-            let k = PieceKind::from_index(i);
             // One-per-file pieces (pawns, soldiers) may not move onto a file that already
             // holds another of theirs (only a kind that can change file needs the test).
-            let file_rule = info.one_per_file && t.leaves_file;
+            let file_rule = info.one_per_file && v.tables(us, k).leaves_file;
             let own_files = if file_rule { v.geometry.files_of(bb) } else { Bitboard::EMPTY };
+            let reach = &v.tables(us, k).reach;
             for from in bb {
-                if narrow && (t.reach[from.index()] & move_mask).is_empty() {
+                if narrow && (reach[from.index()] & move_mask).is_empty() {
                     continue;
                 }
                 let mut targets = self.attacks_from(us, k, from, occ) & move_mask;
-                let pin = if lazy_pins {
+                let pin = if out_of_check {
                     ksq.filter(|_| targets.any()).and_then(|k| self.pin_line(k, from, occ))
                 } else {
                     (pins.pinned.any() && pins.pinned.has(from)).then(|| pins.line(from))

@@ -76,12 +76,9 @@ impl SearchGame for rules::Game {
     }
     #[inline]
     fn legal_moves(&self) -> Vec<rules::Move> {
-        // Generated in place and copied once: a `MoveList` returned by value is a 6 KB copy
-        // (room for the most moves any position has), at every leaf.
+        // Generated in place and copied once: this runs at every leaf.
         let mut list = rules::MoveList::new();
-        if !self.is_over() {
-            self.position().generate_legal(&mut list);
-        }
+        self.generate_legal(&mut list);
         list.to_vec()
     }
     #[inline]

@@ -139,15 +139,20 @@ pub fn read(part: Part) -> (f64, u64) {
     (seconds, calls)
 }
 
-/// Calls timed (clock read twice) against every part since [`enable`]: what the
-/// benchmark's own clock cost, with [`clock_read_nanos`].
+/// Calls timed (clock read twice) against every part since [`enable`].
 pub fn timed_calls() -> u64 {
     SLOT.iter().flat_map(|s| s.timed.iter()).map(|t| t.load(Relaxed)).sum()
 }
 
-/// The mean cost of one read of the thread's CPU clock here, in nanoseconds (over
-/// `reads` reads).
-pub fn clock_read_nanos(reads: u32) -> f64 {
+/// What one read of the thread's CPU clock costs here, in nanoseconds, as [`enable`]
+/// measured it.
+pub fn clock_read_cost() -> u64 {
+    READ_NANOS.load(Relaxed)
+}
+
+/// The mean cost of one read of the thread's CPU clock, in nanoseconds (over `reads`
+/// reads).
+fn clock_read_nanos(reads: u32) -> f64 {
     let t = thread_cpu_nanos();
     for _ in 1..reads {
         std::hint::black_box(thread_cpu_nanos());
