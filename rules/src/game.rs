@@ -178,7 +178,7 @@ impl Game {
     /// The move on the board and in the history, the verdict not yet judged.
     fn push_ply(&mut self, m: Move) {
         let captured = self.position.play_unchecked(m);
-        let gave_check = self.position.in_check();
+        let gave_check = self.position.in_check_after(m);
         self.moves.push(m);
         self.plies.push(Ply { key: self.position.key(), gave_check, capture: captured.is_some() });
     }
@@ -229,7 +229,7 @@ impl Game {
             // Cheap filter on the position alone: only checks (and the flag) can force.
             let mut after = self.position.clone();
             after.play_unchecked(m);
-            if !after.in_check() && !after.flag_reached() {
+            if !after.in_check_after(m) && !after.flag_reached() {
                 continue;
             }
             let mut g = self.clone();

@@ -4,6 +4,9 @@
 use crate::bitboard::Bitboard;
 use crate::square::{Color, Square, DIRECTIONS};
 
+/// The entry of `Geometry::direction` for two squares not on one line.
+const NO_DIRECTION: u8 = u8::MAX;
+
 /// Board dimensions and the square tables every variant derives from them.
 #[derive(Clone, Debug)]
 pub struct Geometry {
@@ -18,6 +21,9 @@ pub struct Geometry {
     within: Vec<Bitboard>,
     /// Chebyshev distance between two squares.
     distance: Vec<u8>,
+    /// `direction[a * N + b]`: the direction index from `a` toward `b` when they share a
+    /// rank, file or diagonal, else [`NO_DIRECTION`].
+    direction: Vec<u8>,
     /// Files as masks, by file index.
     pub file_masks: Vec<Bitboard>,
     /// Ranks as masks, by rank index (0 = rank a).
@@ -38,6 +44,7 @@ impl Geometry {
             between: vec![Bitboard::EMPTY; n * n],
             within: vec![Bitboard::EMPTY; n * 8 * 10],
             distance: vec![0; n * n],
+            direction: vec![NO_DIRECTION; n * n],
             file_masks: vec![Bitboard::EMPTY; files as usize],
             rank_masks: vec![Bitboard::EMPTY; ranks as usize],
             square_files: Box::new([Bitboard::EMPTY; 128]),
@@ -48,19 +55,21 @@ impl Geometry {
             g.rank_masks[r as usize].set(sq);
             for (d, &(df, dr)) in DIRECTIONS.iter().enumerate() {
                 let mut line = Bitboard::EMPTY;
-                let (mut x, mut y) = (f as i8 + df, r as i8 + dr);
+                // Checked: a 128-rank board's last rank is i8::MAX.
+                let next = |(x, y): (i8, i8)| x.checked_add(df).zip(y.checked_add(dr));
+                let mut at = next((f as i8, r as i8));
                 let mut steps = 0;
-                while let Some(t) = g.square_at(x, y) {
+                while let Some(t) = at.and_then(|(x, y)| g.square_at(x, y)) {
                     steps += 1;
                     for k in steps..10 {
                         g.within[(sq.index() * 8 + d) * 10 + k].set(t);
                     }
+                    g.direction[sq.index() * n + t.index()] = d as u8;
                     if g.between[sq.index() * n + t.index()].is_empty() {
                         g.between[sq.index() * n + t.index()] = line;
                     }
                     line.set(t);
-                    x += df;
-                    y += dr;
+                    at = at.and_then(next);
                 }
                 g.rays[sq.index()][d] = line;
             }
@@ -197,22 +206,41 @@ impl Geometry {
     }
 
     /// Direction index from `from` toward `to` if they are aligned, with the distance.
+    #[inline(always)]
     pub fn direction_to(&self, from: Square, to: Square) -> Option<(usize, u8)> {
-        let (f0, r0) = self.coords(from);
-        let (f1, r1) = self.coords(to);
-        let (df, dr) = (f1 as i8 - f0 as i8, r1 as i8 - r0 as i8);
-        if (df, dr) == (0, 0) || !(df == 0 || dr == 0 || df.abs() == dr.abs()) {
-            return None;
+        let i = from.index() * self.num_squares() + to.index();
+        match self.direction[i] {
+            NO_DIRECTION => None,
+            d => Some((d as usize, self.distance[i])),
         }
-        let unit = (df.signum(), dr.signum());
-        let d = DIRECTIONS.iter().position(|&x| x == unit)?;
-        Some((d, df.abs().max(dr.abs()) as u8))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The table's direction and distance are those of the two squares' coordinates.
+    #[test]
+    fn direction_to_is_the_unit_step_between_aligned_squares() {
+        for (files, ranks) in [(9, 9), (5, 5), (3, 4), (16, 8), (1, 128)] {
+            let g = Geometry::new(files, ranks);
+            let mut aligned = 0;
+            for a in g.squares() {
+                for b in g.squares() {
+                    let ((f0, r0), (f1, r1)) = (g.coords(a), g.coords(b));
+                    let (df, dr) = (f1 as i8 - f0 as i8, r1 as i8 - r0 as i8);
+                    let expected = ((df, dr) != (0, 0) && (df == 0 || dr == 0 || df.abs() == dr.abs())).then(|| {
+                        let d = DIRECTIONS.iter().position(|&x| x == (df.signum(), dr.signum())).unwrap();
+                        (d, df.abs().max(dr.abs()) as u8)
+                    });
+                    assert_eq!(g.direction_to(a, b), expected, "{files}×{ranks}: {a:?} to {b:?}");
+                    aligned += expected.is_some() as usize;
+                }
+            }
+            assert!(aligned > 0);
+        }
+    }
 
     #[test]
     fn files_of_matches_the_files_of_each_square() {

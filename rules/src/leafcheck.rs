@@ -112,7 +112,7 @@ impl Position {
             if !dropped && child.flag_reached() {
                 return Some(m);
             }
-            if enemy_king.is_some() && child.in_check() && !child.has_legal_move_king_first() {
+            if enemy_king.is_some() && child.in_check_after(m) && !child.has_legal_move_king_first() {
                 return Some(m);
             }
         }
@@ -212,7 +212,7 @@ fn checks_and_flag_moves<'a>(pos: &'a Position, legal: &'a [Move]) -> impl Itera
         }
         let mut after = pos.clone();
         after.play_unchecked(m);
-        after.in_check() || after.flag_reached()
+        after.in_check_after(m) || after.flag_reached()
     })
 }
 

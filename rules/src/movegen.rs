@@ -273,7 +273,7 @@ impl Position {
             if !dropped && child.flag_reached() {
                 return Some(m);
             }
-            if enemy_king.is_some() && child.in_check() && !child.has_legal_move() {
+            if enemy_king.is_some() && child.in_check_after(m) && !child.has_legal_move() {
                 return Some(m);
             }
         }

@@ -353,6 +353,49 @@ impl Position {
         }
     }
 
+    /// [`Position::in_check`] where `m` is the move that led here from a legal position
+    /// (the mover's opponent, now to move, was not in check before it): only the piece
+    /// that landed and a slider on a line through the square left can give check, so
+    /// only those are looked at, not every enemy piece near the king and all eight lines.
+    #[inline]
+    pub fn in_check_after(&self, m: Move) -> bool {
+        let gives = self.checked_by_move(m);
+        debug_assert_eq!(gives, self.in_check(), "in_check_after({m:?}) in {}", self.to_sfen());
+        gives
+    }
+
+    fn checked_by_move(&self, m: Move) -> bool {
+        let Some(ksq) = self.kings[self.side.index()] else { return false };
+        let g = &self.variant.geometry;
+        let occ = self.occupied();
+        let (left, landed) = match m.kind() {
+            MoveKind::Board { from, to, .. } => (Some(from), Some(to)),
+            MoveKind::Drop { to, .. } | MoveKind::PocketDrop { to, .. } => (None, Some(to)),
+            MoveKind::PocketIn { from } => (Some(from), None),
+        };
+        if let Some(to) = landed {
+            let p = Piece::from_code(self.board[to.index()]).expect("the piece that moved");
+            let t = self.variant.tables(p.color, p.kind);
+            if t.steps[to.index()].has(ksq) {
+                return true;
+            }
+            if let Some((d, dist)) = g.direction_to(to, ksq) {
+                if t.slide_range[d] >= dist && (g.between(to, ksq) & occ).is_empty() {
+                    return true;
+                }
+            }
+        }
+        if let Some(from) = left {
+            if let Some((d, _)) = g.direction_to(ksq, from) {
+                if let Some(b) = self.nearest(ksq, d, occ) {
+                    let mover = self.by_color[(!self.side).index()];
+                    return mover.has(b) && self.slides_far_enough(b, opposite_direction(d), g.distance(ksq, b));
+                }
+            }
+        }
+        false
+    }
+
     /// Pieces giving check to the side to move, the squares where a piece would block the
     /// check (empty unless the only checker checks along a slide and not by a leap too),
     /// and the side to move's pinned pieces.

@@ -7,6 +7,7 @@
 //!   squares == the captures landing there,
 //! - incremental Zobrist key == recomputed key,
 //! - SFEN round-trip, and USI round-trip of every legal move,
+//! - after every legal move, the check judged from the move alone == the full test,
 //! - every game ends with a result.
 
 use rand::seq::IndexedRandom;
@@ -57,6 +58,9 @@ fn check_position(pos: &Position, oracle: &Reference) {
     for &m in &moves {
         let text = pos.move_to_usi(m);
         assert_eq!(pos.parse_usi(&text), Ok(m), "USI round-trip of {text} in {sfen}");
+        let mut child = pos.clone();
+        child.play_unchecked(m);
+        assert_eq!(child.in_check_after(m), child.in_check(), "check after {text} (judged from the move) in {sfen}");
     }
 }
 

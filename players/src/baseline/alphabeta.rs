@@ -537,9 +537,10 @@ impl AlphaBeta {
             }
             buf.push((self.tactical_score(pos, m).unwrap_or(0), m));
         }
-        // Each child is tested for check directly: a node searches one or two captures
-        // before it cuts, too few to pay for first finding which moves can give check (as
-        // the one-ply mate check does over a leaf's hundred moves).
+        // Each child is tested for check by the move alone (`in_check_after`): a node
+        // searches one or two captures before it cuts, too few to pay for first finding
+        // which moves can give check (as the one-ply mate check does over a leaf's hundred
+        // moves).
         for i in 0..buf.len() {
             let m = select(&mut buf, i);
             let child_tally = self.eval.tally_after(pos, m, tally);
@@ -548,7 +549,7 @@ impl AlphaBeta {
             let score = if child.flag_reached() {
                 MATE - (ply as i32 + 1)
             } else {
-                -self.qsearch(&child, child_tally, -beta, -alpha, ply + 1, self.is_losing_drop(m), qply + 1, child.in_check(), None)
+                -self.qsearch(&child, child_tally, -beta, -alpha, ply + 1, self.is_losing_drop(m), qply + 1, child.in_check_after(m), None)
             };
             if self.stop {
                 break;
