@@ -95,15 +95,16 @@ impl Position {
         // before its attacks are computed: captures and a check's evasions land on few
         // squares.
         let narrow = captures_only || in_check;
-        for k in v.kinds() {
+        // The kinds in index order, as `v.kinds()` lists them, those on the board alone.
+        let mut present = self.kinds_on_board[us.index()];
+        while present != 0 {
+            let k = PieceKind::from_index(present.trailing_zeros() as usize);
+            present &= present - 1;
             let info = v.kind(k);
             if info.royal {
                 continue;
             }
             let bb = self.by_kind[k.index()] & own;
-            if bb.is_empty() {
-                continue;
-            }
             // One-per-file pieces (pawns, soldiers) may not move onto a file that already
             // holds another of theirs (only a kind that can change file needs the test).
             let file_rule = info.one_per_file && v.tables(us, k).leaves_file;

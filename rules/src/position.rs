@@ -22,6 +22,9 @@ pub struct Position {
     pub(crate) move_number: u32,
     pub(crate) key: u64,
     pub(crate) kings: [Option<Square>; 2],
+    /// Bit k of `kinds_on_board[c]`: colour c has a piece of kind k on the board (the
+    /// move generator visits those kinds alone; most promoted kinds are absent).
+    pub(crate) kinds_on_board: [u32; 2],
 }
 
 /// Pieces of the side to move that may only move along a line through their king.
@@ -64,6 +67,7 @@ impl Position {
             move_number: s.move_number,
             key: 0,
             kings: [None; 2],
+            kinds_on_board: [0; 2],
         };
         for (i, pc) in s.board.iter().enumerate() {
             if let Some(pc) = pc {
@@ -158,6 +162,7 @@ impl Position {
         self.board[sq.index()] = p.code();
         self.by_kind[p.kind.index()].set(sq);
         self.by_color[p.color.index()].set(sq);
+        self.kinds_on_board[p.color.index()] |= 1 << p.kind.index();
         self.key ^= zobrist::board(p.color, p.kind, sq);
         if self.variant.kinds[p.kind.index()].royal {
             self.kings[p.color.index()] = Some(sq);
@@ -169,6 +174,9 @@ impl Position {
         self.board[sq.index()] = 0;
         self.by_kind[p.kind.index()].clear(sq);
         self.by_color[p.color.index()].clear(sq);
+        if (self.by_kind[p.kind.index()] & self.by_color[p.color.index()]).is_empty() {
+            self.kinds_on_board[p.color.index()] &= !(1 << p.kind.index());
+        }
         self.key ^= zobrist::board(p.color, p.kind, sq);
     }
 
