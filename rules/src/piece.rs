@@ -5,6 +5,9 @@ use crate::Color;
 
 /// Most piece kinds (unpromoted and promoted together) a variant may define.
 pub const MAX_KINDS: usize = 20;
+/// Bits of a kind's index in a board code ([`Piece::code`]).
+const KIND_BITS: u8 = 5;
+const _: () = assert!(MAX_KINDS <= 1 << KIND_BITS);
 
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub struct PieceKind(pub(crate) u8);
@@ -29,10 +32,13 @@ impl Piece {
     pub const fn new(color: Color, kind: PieceKind) -> Piece {
         Piece { color, kind }
     }
-    /// Compact code for the mailbox board: 0 is an empty square.
+    /// Compact code for the mailbox board: 0 is an empty square, then the kind in the low
+    /// five bits and the colour above them (a shift and a mask to decode, not a division
+    /// by [`MAX_KINDS`]: the move generator and the quiescence search decode every move's
+    /// pieces).
     #[inline(always)]
     pub(crate) const fn code(self) -> u8 {
-        1 + self.kind.0 + (self.color as u8) * MAX_KINDS as u8
+        1 + (self.kind.0 | (self.color as u8) << KIND_BITS)
     }
     #[inline(always)]
     pub(crate) const fn from_code(c: u8) -> Option<Piece> {
@@ -40,8 +46,8 @@ impl Piece {
             None
         } else {
             let i = c - 1;
-            let color = if i >= MAX_KINDS as u8 { Color::White } else { Color::Black };
-            Some(Piece { color, kind: PieceKind(i % MAX_KINDS as u8) })
+            let color = if i >> KIND_BITS != 0 { Color::White } else { Color::Black };
+            Some(Piece { color, kind: PieceKind(i & ((1 << KIND_BITS) - 1)) })
         }
     }
 }
@@ -56,4 +62,26 @@ pub enum DropMate {
     Illegal,
     /// The drop is legal and the player who made it loses at once (Pocket Shogi Copper).
     Loses,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every piece of every colour and kind has its own non-zero board code, and decodes
+    /// back to itself.
+    #[test]
+    fn a_board_code_decodes_to_its_piece() {
+        let mut seen = std::collections::HashSet::new();
+        for color in Color::BOTH {
+            for k in 0..MAX_KINDS {
+                let p = Piece { color, kind: PieceKind::from_index(k) };
+                let c = p.code();
+                assert_ne!(c, 0, "{p:?}");
+                assert!(seen.insert(c), "{p:?} shares code {c}");
+                assert_eq!(Piece::from_code(c), Some(p));
+            }
+        }
+        assert_eq!(Piece::from_code(0), None);
+    }
 }
