@@ -211,7 +211,10 @@ impl Evaluator {
         let mut s = 0;
         if let Some(ksq) = pos.king_square(c) {
             let around = pos.variant().empty_board_attacks(c, pos.variant().royal_kind, ksq) & pos.pieces(c);
-            s += SHELTER * around.count().min(SHELTER_MAX) as i32;
+            // Counted one by one up to the cap: the build has no popcnt instruction, and a
+            // software count of 128 bits costs more than the few pieces beside a king.
+            let sheltering = around.take(SHELTER_MAX as usize).count();
+            s += SHELTER * sheltering as i32;
             let out = from_back[ksq.index()] as i32 - (self.home_depth as i32 - 1);
             if out > 0 {
                 let phase = their_material.min(self.start_material);
