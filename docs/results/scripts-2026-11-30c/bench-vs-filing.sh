@@ -24,7 +24,8 @@ build_old() { # commit, then how to prepare its tree
     (cd "$wt" && CARGO_TARGET_DIR=/work/target-$c cargo build --release -p cli)
   fi
 }
-patch_filing() { git -C "$1" apply "$PWD/$here/6fd78c8-bench.patch"; }
+# Applied once: a tree left patched by an earlier, interrupted build is used as it is.
+patch_filing() { if git -C "$1" diff --quiet; then git -C "$1" apply "$PWD/$here/6fd78c8-bench.patch"; fi; }
 copy_leafprof() { cp search/src/leafprof.rs "$1/search/src/leafprof.rs"; }
 build_old 6fd78c8 patch_filing
 build_old 2d31e30 copy_leafprof
