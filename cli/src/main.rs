@@ -29,6 +29,7 @@ const COMMAND_GROUPS: &[(&str, &[(&str, &str)])] = &[
             ("bench-selfplay", "self-play speed of a config's network on this machine"),
             ("selfplay", "play one generation's self-play games into shards"),
             ("average", "the mean of several saved models (weight averaging of a run's last generations)"),
+            ("grow", "a saved model grown into a wider and deeper network that plays the same moves (to train on with more capacity)"),
             ("distill", "a fresh network of any size trained on a run's games, its held-out loss beside the run's own model"),
         ],
     ),
@@ -171,6 +172,30 @@ enum Command {
         /// Model directories to average (two or more; one network config and one game).
         #[arg(required = true, num_args = 2..)]
         models: Vec<std::path::PathBuf>,
+    },
+    /// Grow a saved model into a network with more residual blocks and channels that computes
+    /// the same function (new channels read by nothing yet, new blocks the identity until
+    /// trained), so that `copper train --from-model` goes on from its strength with more
+    /// capacity. The run's config names the grown size in `[network]`.
+    #[command(
+        after_help = "Example:\n  copper grow --model models/pocket-copper --blocks 6 --channels 64 --out data/runs/grown-6x64\n  copper train --config my-6x64.toml --from-model data/runs/grown-6x64"
+    )]
+    Grow {
+        /// The model directory to grow.
+        #[arg(long)]
+        model: std::path::PathBuf,
+        /// Residual blocks of the grown network (at least the model's).
+        #[arg(long)]
+        blocks: usize,
+        /// Channels of the grown network (at least the model's).
+        #[arg(long)]
+        channels: usize,
+        /// Directory the grown model is written to (`model.json` and weights).
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// Seed of the new weights.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
     },
     /// Train a fresh network (of the run's shape or another) on the stored games of a
     /// run's generations, measuring held-out losses as it goes beside the run's own model
@@ -1013,6 +1038,10 @@ fn run(cli: Cli) -> Result<()> {
                 }
             }
             println!("written: {}", out.join("price.csv").display());
+        }
+        Command::Grow { model: from, blocks, channels, out, seed } => {
+            model::grow_model(&from, &out, blocks, channels, seed)?;
+            println!("{}: {} grown to {blocks} blocks x {channels} channels, the same function", out.display(), from.display());
         }
         Command::Average { out, models } => {
             model::average_models(&models, &out)?;

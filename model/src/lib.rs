@@ -21,6 +21,7 @@ pub mod fastbn;
 pub mod fastconv;
 pub mod fastloss;
 pub mod fold;
+mod grow;
 pub mod infer;
 mod kernels;
 pub mod net;
@@ -39,6 +40,7 @@ pub use device::{cpu_device, cpu_threads, cpu_train_device, init_cpu_threads, Cp
 pub use device::{gpu_device, gpu_train_device, GpuBackend};
 pub use device_net::{DeviceNet, DeviceNetError};
 pub use fold::FoldedNet;
+pub use grow::grow_model;
 pub use infer::{InferenceNet, InferenceOutput, Precision};
 pub use net::{Net, NetOutput};
 pub use quant::{Calibration, QuantError, QuantKernel};
