@@ -177,9 +177,7 @@ enum Command {
     /// the same function (new channels read by nothing yet, new blocks the identity until
     /// trained), so that `copper train --from-model` goes on from its strength with more
     /// capacity. The run's config names the grown size in `[network]`.
-    #[command(
-        after_help = "Example:\n  copper grow --model models/pocket-copper --blocks 6 --channels 64 --out data/runs/grown-6x64\n  copper train --config my-6x64.toml --from-model data/runs/grown-6x64"
-    )]
+    #[command(after_help = "Example:\n  copper grow --model models/pocket-copper --blocks 6 --channels 64 --out data/runs/grown-6x64")]
     Grow {
         /// The model directory to grow.
         #[arg(long)]
