@@ -2,7 +2,8 @@
 //! so that a run whose small network has stopped improving goes on with more capacity
 //! instead of starting a larger one from scratch (Chen, Goodfellow & Shlens, "Net2Net:
 //! Accelerating Learning via Knowledge Transfer", ICLR 2016: function-preserving growth;
-//! KataGo moves its runs to larger networks the same way in spirit, Wu 2019 §4).
+//! KataGo moves its runs to larger networks as they go, Wu 2019, there by training the
+//! larger one on the run's data).
 //!
 //! With `C` old channels and `C'` new ones (the tower's stream and every block's inner
 //! layer), the old channels keep their weights and statistics and never read a new
