@@ -28,7 +28,7 @@ use crate::tensor_util::to_vec;
 
 /// `old` grown to `blocks` residual blocks of `channels` channels (each at least the old
 /// one), computing the same function; the new weights are drawn from `seed`.
-pub fn grow_net(old: &Net, blocks: usize, channels: usize, seed: u64) -> Result<Net, String> {
+fn grow_net(old: &Net, blocks: usize, channels: usize, seed: u64) -> Result<Net, String> {
     let from = old.config().clone();
     if blocks < from.blocks || channels < from.channels {
         return Err(format!("a network grows: {blocks} blocks x {channels} channels is smaller than its {} x {}", from.blocks, from.channels));
