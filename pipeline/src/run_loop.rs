@@ -12,6 +12,28 @@ pub fn train_loop(cfg: &RunConfig, show_progress: bool) -> Result<()> {
     train_loop_with(cfg, show_progress, &mut |_| {})
 }
 
+/// The file that `copper train` holds locked while it runs on a directory.
+const LOCK_FILE: &str = ".train.lock";
+
+/// Locks `dir` for this process until the returned file is dropped. Both roles run here
+/// under the one id "local", so the fleet's claims cannot tell a second `copper train` on
+/// the same directory from the first: both would win every generation and write over each
+/// other. The operating system lets go of the lock when a process dies, so a killed run
+/// resumes at once.
+fn lock_run_dir(dir: &Path) -> Result<std::fs::File> {
+    let path = dir.join(LOCK_FILE);
+    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path).with_context(|| format!("opening {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "{} is in use: another `copper train` holds {}; wait for it to finish or stop it (a stopped one lets go at once), or choose another run_dir",
+            dir.display(),
+            path.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => Err(e).with_context(|| format!("locking {}", path.display())),
+    }
+}
+
 /// [`train_loop`], calling `after_generation(run_dir)` once each generation's reports are
 /// written (e.g. to rewrite the run's page, `copper view`).
 ///
@@ -20,6 +42,7 @@ pub fn train_loop(cfg: &RunConfig, show_progress: bool) -> Result<()> {
 /// apart ([`crate::fleet`]).
 pub fn train_loop_with(cfg: &RunConfig, show_progress: bool, after_generation: &mut dyn FnMut(&Path)) -> Result<()> {
     std::fs::create_dir_all(&cfg.run_dir).with_context(|| format!("creating {}", cfg.run_dir.display()))?;
+    let _lock = lock_run_dir(&cfg.run_dir)?;
     let store = store::Store::open(&cfg.run_dir.to_string_lossy())?;
     let variant = cfg.variant()?;
     tracing::info!(run = %cfg.run_dir.display(), variant = %variant.title, generations = cfg.generations, "training loop");
@@ -56,4 +79,20 @@ pub fn train_loop_with(cfg: &RunConfig, show_progress: bool, after_generation: &
         trained?;
         played.map(|_| ())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_trainer_of_one_directory_is_refused_until_the_first_lets_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = lock_run_dir(dir.path()).unwrap();
+        let second = lock_run_dir(dir.path()).unwrap_err().to_string();
+        assert!(second.contains("is in use") && second.contains(LOCK_FILE), "{second}");
+        drop(first);
+        let _third = lock_run_dir(dir.path()).expect("free once the first is dropped");
+        assert!(lock_run_dir(&dir.path().join("missing")).unwrap_err().to_string().contains("opening"));
+    }
 }
