@@ -7,7 +7,7 @@
 # OPP (a player spec) and OUT (the tables' prefix) play another opponent: rate-vs-ab.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-C=${C:-data/exp/copper-grow}
+C=${C:-target/release/copper}
 MODEL=$1 NAME=$2
 shift 2
 T=movetime=100,mate=on,mate3=all,qmix=0.5,qscale=1000,precision=int8

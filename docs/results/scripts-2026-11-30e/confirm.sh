@@ -3,4 +3,4 @@
 # start on eight fresh sets of 32 (seeds 9938-9945), as rate-vs-g168.sh plays (100 ms, int8 both).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-C=data/exp/copper-grow docs/results/scripts-2026-11-30d/rate-vs-g168.sh data/exp/m3-ctl/models/gen-0048 m3-ctl-g48-fresh 9938 9939 9940 9941 9942 9943 9944 9945
+docs/results/scripts-2026-11-30d/rate-vs-g168.sh data/exp/m3-ctl/models/gen-0048 m3-ctl-g48-fresh 9938 9939 9940 9941 9942 9943 9944 9945

@@ -6,7 +6,7 @@
 # with and without the three-ply mate check. Fixed simulations: the machine's load does not matter.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-C=${C:-data/exp/copper-grow}
+C=${C:-target/release/copper}
 M=checkpoint:data/exp/anchor-g168,sims=64,mate=on,qscale=1000,precision=int8
 play() { # OUT SEED VARIANT THREADS PLAYER...
   local out=$1 seed=$2 variant=$3 threads=$4
