@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 47: `m3-arm`'s generation 48 (models/g168-m3-on48) against its start, the shipped model, on
+# Issue 47: `m3-arm`'s generation 48 (shipped since as models/pocket-copper) against its start, the shipped model, on
 # eight fresh sets of 32 (seeds 9954-9961), as rate-vs-g168.sh plays (100 ms, int8 both).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
