@@ -14,6 +14,9 @@
       `generation`: paused or shared stages inflate a run's CPU-hours) of a ladder over
       generations FIRST..MID and MID..LAST, each rung weighted by its interval (covariance
       ignored)
+  stats.py cpu FIRST LAST summary.tsv...
+      CPU-hours of self-play and training over generations FIRST..LAST of each run summary
+      (`copper train`'s summary.tsv; seconds x the run's 2 threads), and their sum
 """
 import csv, gzip, json, math, os, sys
 
@@ -81,12 +84,24 @@ def halves(path, first, mid, last, x="cpu_hours"):
         print(f"generations {lo}-{hi}: {slope:+.2f} ± {1.96 / math.sqrt(sxx):.2f} Elo per {unit}")
 
 
+def cpu(first, last, files):
+    total = 0
+    for f in files:
+        rows = [r for r in csv.DictReader(open(f), delimiter="\t") if first <= int(r["generation"]) <= last]
+        h = sum(float(r["selfplay_s"]) + float(r["train_s"]) for r in rows) * 2 / 3600
+        total += h
+        print(f"{f}: generations {first}-{last}, {len(rows)} rows, {h:.2f} CPU-hours")
+    print(f"sum {total:.2f} CPU-hours")
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "pool":
         pool(args[0], args[1], args[2:])
     elif cmd == "paired":
         paired(*args)
+    elif cmd == "cpu":
+        cpu(int(args[0]), int(args[1]), args[2:])
     elif cmd == "halves":
         halves(args[0], *map(int, args[1:4]), *(["generation"] if args[4:5] == ["generation"] else []))
     else:

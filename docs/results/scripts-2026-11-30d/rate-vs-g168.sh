@@ -7,6 +7,7 @@
 # OPP (a player spec) and OUT (the tables' prefix) play another opponent: rate-vs-ab.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
+bash docs/results/scripts-2026-11-30f/anchor-g168.sh
 C=${C:-target/release/copper}
 MODEL=$1 NAME=$2
 shift 2

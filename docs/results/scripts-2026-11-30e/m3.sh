@@ -8,6 +8,7 @@
 # Resumes where it stopped; GENS=64 goes on in place from 48.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
+bash docs/results/scripts-2026-11-30f/anchor-g168.sh
 export C=${C:-target/release/copper}
 GENS=${GENS:-48}
 for a in m3-ctl m3-arm; do

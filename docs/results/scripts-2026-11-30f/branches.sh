@@ -5,6 +5,7 @@
 # Usage: SEEDS="9986 9987" branches.sh   (resumable: run it again to go on)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
+bash docs/results/scripts-2026-11-30f/anchor-g168.sh
 C=${C:-target/release/copper}
 for s in ${SEEDS:?name the training seeds}; do
   d=data/exp/br-$s

@@ -7,6 +7,7 @@
 # Resumes where it stopped.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
+bash docs/results/scripts-2026-11-30f/anchor-g168.sh
 export C=${C:-target/release/copper}
 for a in m3-ctl-s2 m3-arm-s2; do
   [ -d data/exp/$a/models/gen-0048 ] && continue
