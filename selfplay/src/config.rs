@@ -46,6 +46,11 @@ pub struct SelfplayConfig {
     /// Start positions: names from the variant's start family, played in rotation;
     /// empty = the variant's configured start.
     pub starts: Vec<String>,
+    /// Each game opens with a uniformly drawn 0..=this many uniformly random legal plies,
+    /// neither searched nor recorded, so that the window holds the positions that
+    /// random-ply openings (the arena's, a person's odd first moves) lead to; 0 = none.
+    #[serde(default)]
+    pub opening_random_plies: u32,
     /// Entries of the evaluation cache of each model, shared by the worker threads
     /// (0 = no cache).
     pub cache_entries: usize,
@@ -138,6 +143,7 @@ impl Default for SelfplayConfig {
             no_resign_fraction: 0.2,
             max_plies: 320,
             starts: Vec::new(),
+            opening_random_plies: 0,
             cache_entries: 50_000,
             mate_in_one: false,
             mate_in_three: false,
@@ -205,6 +211,9 @@ impl SelfplayConfig {
         }
         if !(1..=65_535).contains(&self.max_plies) {
             return bad("max_plies", format!("{} is outside 1..=65535", self.max_plies));
+        }
+        if self.opening_random_plies > 40 || self.opening_random_plies >= self.max_plies {
+            return bad("opening_random_plies", format!("{} is outside 0..=40 or not below max_plies ({})", self.opening_random_plies, self.max_plies));
         }
         Ok(())
     }

@@ -168,7 +168,7 @@ fn start_of(job: &SelfplayJob, game_id: u64) -> (String, Position) {
 fn new_slot(job: &SelfplayJob, game_id: u64) -> Slot {
     let mut rng = ChaCha8Rng::seed_from_u64(job.seed ^ game_id.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let (start, pos) = start_of(job, game_id);
-    let game = Game::new(pos, Some(job.config.max_plies));
+    let game = opening(pos, job.config.max_plies, job.config.opening_random_plies, &mut rng);
     let full = rng.random::<f32>() < job.config.full_search_fraction;
     let resign_allowed = rng.random::<f32>() >= job.config.no_resign_fraction;
     let config = job.config.search_config(full, game.ply());
@@ -188,6 +188,34 @@ fn new_slot(job: &SelfplayJob, game_id: u64) -> Slot {
         improvement_kl_sum: 0.0,
         simulations: 0,
     }
+}
+
+/// Attempts at a random opening that does not end the game before the start is used as is.
+const OPENING_TRIES: usize = 16;
+
+/// The game from `start` after 0..=`random_plies` uniformly random legal plies (drawn
+/// again where they end the game). With `random_plies` 0 the generator is not touched, so
+/// that runs without the key replay exactly.
+fn opening(start: Position, max_plies: u32, random_plies: u32, rng: &mut ChaCha8Rng) -> Game {
+    if random_plies == 0 {
+        return Game::new(start, Some(max_plies));
+    }
+    let plies = rng.random_range(0..=random_plies);
+    for _ in 0..OPENING_TRIES {
+        let mut game = Game::new(start.clone(), Some(max_plies));
+        for _ in 0..plies {
+            let moves = game.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            let m = moves[rng.random_range(0..moves.len())];
+            game.play_unchecked(m);
+        }
+        if !game.is_over() {
+            return game;
+        }
+    }
+    Game::new(start, Some(max_plies))
 }
 
 fn worker<E: Evaluator<Game> + ?Sized>(

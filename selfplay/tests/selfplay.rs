@@ -219,3 +219,44 @@ fn starts_rotate_by_game_id_and_are_recorded() {
     let lines = selfplay::read_games(dir.path()).unwrap();
     assert!(lines.iter().all(|l| l.start == starts[l.game_id as usize % 3]));
 }
+
+/// `opening_random_plies`: each game's first recorded position lies 0..=k plies in, the
+/// draws differ between games, the random plies are not recorded, and k = 0 starts every
+/// game at the start.
+#[test]
+fn games_open_with_unrecorded_random_plies() {
+    let first_plies = |k: u32| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = job(dir.path(), 1, (0..24).collect());
+        j.config.opening_random_plies = k;
+        let games = play_games(&j, &UniformEvaluator, &Stats::default()).unwrap();
+        let v = Variant::builtin("minishogi").unwrap();
+        games
+            .iter()
+            .map(|g| {
+                let records = read_shard(&g.shard).unwrap().records;
+                let first = records[0].ply as usize;
+                assert_eq!(records.len(), g.plies - first, "game {}: a record for each searched move, none for the opening's", g.game_id);
+                if first == 0 {
+                    assert_eq!(records[0].sfen, Position::start(v).to_sfen());
+                }
+                first
+            })
+            .collect::<Vec<_>>()
+    };
+    assert!(first_plies(0).iter().all(|&p| p == 0));
+    let drawn = first_plies(3);
+    assert!(drawn.iter().all(|&p| p <= 3), "{drawn:?}");
+    let distinct: std::collections::BTreeSet<_> = drawn.iter().collect();
+    assert!(distinct.len() >= 3, "24 draws of 0..=3 give at least three values: {drawn:?}");
+}
+
+#[test]
+fn opening_random_plies_is_checked() {
+    let c = SelfplayConfig { opening_random_plies: 41, ..SelfplayConfig::default() };
+    let e = c.validate().unwrap_err();
+    assert_eq!(e.key, "opening_random_plies");
+    let c = SelfplayConfig { opening_random_plies: 10, max_plies: 10, ..SelfplayConfig::default() };
+    assert!(c.validate().is_err());
+    assert!(SelfplayConfig { opening_random_plies: 8, ..SelfplayConfig::default() }.validate().is_ok());
+}
