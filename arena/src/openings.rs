@@ -6,7 +6,6 @@
 //! named start of its `start` option), or a number of random plies from the start (the
 //! training loop's evaluation).
 
-use rand::seq::IndexedRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rules::{Game, Position, Variant};
@@ -145,16 +144,8 @@ impl Openings {
             }
             Openings::RandomPlies { start, plies, seed } => {
                 let mut rng = ChaCha8Rng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-                for _ in 0..RANDOM_OPENING_TRIES {
-                    let mut g = Game::new((**start).clone(), max_plies);
-                    for _ in 0..*plies {
-                        let moves = g.legal_moves();
-                        let Some(&m) = moves.choose(&mut rng) else { break };
-                        g.play_unchecked(m);
-                    }
-                    if !g.is_over() {
-                        return Ok(g);
-                    }
+                if let Some(g) = Game::random_opening(start, max_plies, *plies, RANDOM_OPENING_TRIES, &mut rng) {
+                    return Ok(g);
                 }
                 let max_plies = max_plies.unwrap_or(start.variant().max_plies);
                 Err(OpeningError::NoRandomOpening { index, plies: *plies, max_plies, tries: RANDOM_OPENING_TRIES })

@@ -93,6 +93,25 @@ pub struct Game {
 }
 
 impl Game {
+    /// The game from `start` after `plies` uniformly random legal plies (fewer where a
+    /// position has no move), drawn again where they end the game, at most `tries` times;
+    /// `None` if every try ended it. The openings of arena matches and of self-play games.
+    pub fn random_opening(start: &Position, max_plies: Option<u32>, plies: u32, tries: u32, rng: &mut impl rand::Rng) -> Option<Game> {
+        use rand::seq::IndexedRandom;
+        for _ in 0..tries {
+            let mut g = Game::new(start.clone(), max_plies);
+            for _ in 0..plies {
+                let moves = g.legal_moves();
+                let Some(&m) = moves.choose(rng) else { break };
+                g.play_unchecked(m);
+            }
+            if !g.is_over() {
+                return Some(g);
+            }
+        }
+        None
+    }
+
     /// A game from `start`, drawn after `max_plies` plies (the variant's default when `None`).
     pub fn new(start: Position, max_plies: Option<u32>) -> Game {
         let max_plies = max_plies.unwrap_or(start.variant().max_plies);

@@ -191,31 +191,17 @@ fn new_slot(job: &SelfplayJob, game_id: u64) -> Slot {
 }
 
 /// Attempts at a random opening that does not end the game before the start is used as is.
-const OPENING_TRIES: usize = 16;
+const OPENING_TRIES: u32 = 16;
 
-/// The game from `start` after 0..=`random_plies` uniformly random legal plies (drawn
-/// again where they end the game). With `random_plies` 0 the generator is not touched, so
-/// that runs without the key replay exactly.
+/// The game from `start` after 0..=`random_plies` uniformly random legal plies
+/// ([`Game::random_opening`]). With `random_plies` 0 the generator is not touched, so that
+/// runs without the key replay exactly.
 fn opening(start: Position, max_plies: u32, random_plies: u32, rng: &mut ChaCha8Rng) -> Game {
     if random_plies == 0 {
         return Game::new(start, Some(max_plies));
     }
     let plies = rng.random_range(0..=random_plies);
-    for _ in 0..OPENING_TRIES {
-        let mut game = Game::new(start.clone(), Some(max_plies));
-        for _ in 0..plies {
-            let moves = game.legal_moves();
-            if moves.is_empty() {
-                break;
-            }
-            let m = moves[rng.random_range(0..moves.len())];
-            game.play_unchecked(m);
-        }
-        if !game.is_over() {
-            return game;
-        }
-    }
-    Game::new(start, Some(max_plies))
+    Game::random_opening(&start, Some(max_plies), plies, OPENING_TRIES, rng).unwrap_or_else(|| Game::new(start, Some(max_plies)))
 }
 
 fn worker<E: Evaluator<Game> + ?Sized>(
